@@ -1,0 +1,11 @@
+# Warnings in one place, strict; -Werror in CI (LETITCRASH_WERROR=ON).
+add_library(lic_warnings INTERFACE)
+target_compile_options(lic_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                              -Wold-style-cast -Wcast-align -Woverloaded-virtual)
+if(LETITCRASH_WERROR)
+  target_compile_options(lic_warnings INTERFACE -Werror)
+endif()
+if(LETITCRASH_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,237 @@
+// Behaviour (GenServer-style) processes: callbacks, calls with replies and timeouts, terminate
+// rules, and the no-fiber-while-idle property.
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "sim/test_support.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using lic::testing::as_int;
+using lic::testing::exit_reason;
+
+namespace {
+const Atom kAdd("add");
+const Atom kGet("get");
+const Atom kSlow("slow");
+const Atom kTick("tick");
+const Atom kCrash("crash");
+const Atom kStop("stop");
+
+struct Log {
+  std::vector<std::string> lines;
+};
+
+/// A counter server: add (cast), get (call), slow (call answered after 2 s), crash, stop.
+class Counter : public Behaviour {
+ public:
+  explicit Counter(Log* log) : log_(log) {}
+  InitResult init(Context&) override {
+    log_->lines.push_back("init");
+    return InitResult::ok();
+  }
+  CallReply handle_call(Context& ctx, const Message& m, From from) override {
+    if (m.tag == kGet) return CallReply::reply(kGet, n_);
+    if (m.tag == kSlow) {
+      ctx.send_after(2_s, ctx.self(), kTick, 0);
+      pending_ = from;
+      return CallReply::noreply();
+    }
+    if (m.tag == kCrash) throw std::runtime_error("counter_crashed");
+    if (m.tag == kStop) {
+      ctx.stop(Reason::shutdown());
+      return CallReply::reply(kStop);
+    }
+    return CallReply::noreply();
+  }
+  void handle_cast(Context&, const Message& m) override { n_ += as_int(m); }
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag == kTick) ctx.reply(pending_, kSlow, n_);
+  }
+  void terminate(Context&, const Reason& r) override {
+    log_->lines.push_back("terminate " + to_string(r));
+  }
+
+ private:
+  Log* log_;
+  int n_ = 0;
+  From pending_;
+};
+}  // namespace
+
+TEST_CASE("behaviour: casts change state; calls reply; in message order", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  int seen = -1;
+  sim.spawn([&](Context& ctx) {
+    ctx.cast(c, kAdd, 2);
+    ctx.cast(c, kAdd, 3);
+    CallResult r = ctx.call(c, kGet);
+    REQUIRE(r.ok());
+    seen = as_int(*r.reply);
+  });
+  sim.run();
+  CHECK(seen == 5);
+  CHECK(log.lines == std::vector<std::string>{"init"});
+}
+
+TEST_CASE("behaviour: a reply sent later with reply() reaches the caller", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  Time answered{};
+  sim.spawn([&](Context& ctx) {
+    CallResult r = ctx.call(c, kSlow, {}, 5_s);
+    REQUIRE(r.ok());
+    answered = ctx.now();
+  });
+  sim.run();
+  CHECK(answered == Time{0} + 2_s);
+}
+
+TEST_CASE("behaviour: a call times out in virtual time and the late reply is dropped", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  CallResult::Status status{};
+  std::size_t mailbox = 99;
+  sim.spawn([&](Context& ctx) {
+    CallResult r = ctx.call(c, kSlow, {}, 1_s);
+    status = r.status;
+    CHECK(ctx.now() == Time{0} + 1_s);
+    ctx.sleep(5_s);
+    mailbox = ctx.mailbox_size();  // the reply at 2 s never lands here
+  });
+  sim.run();
+  CHECK(status == CallResult::Status::timeout);
+  CHECK(mailbox == 0);
+}
+
+TEST_CASE("behaviour: calling a dead process returns down with noproc", "[behaviour]") {
+  Simulation sim;
+  const Pid gone = sim.spawn([](Context&) {});
+  sim.run();
+  CallResult r;
+  sim.spawn([&](Context& ctx) { r = ctx.call(gone, kGet); });
+  sim.run();
+  CHECK(r.status == CallResult::Status::down);
+  CHECK(r.reason == Reason::noproc());
+}
+
+TEST_CASE("behaviour: a crash in a callback runs terminate and exits error(what)", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  CallResult r;
+  sim.spawn([&](Context& ctx) { r = ctx.call(c, kCrash); });
+  sim.run();
+  CHECK(r.status == CallResult::Status::down);
+  CHECK(r.reason == Reason::error(Atom("counter_crashed")));
+  CHECK(log.lines.back() == "terminate {error,counter_crashed}");
+  CHECK(exit_reason(sim.trace(), c) == Reason::error(Atom("counter_crashed")));
+}
+
+TEST_CASE("behaviour: stop() replies first; then terminate runs and the process exits", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  bool replied = false;
+  sim.spawn([&](Context& ctx) { replied = ctx.call(c, kStop).ok(); });
+  sim.run();
+  CHECK(replied);
+  CHECK(log.lines.back() == "terminate shutdown");
+  CHECK(exit_reason(sim.trace(), c) == Reason::shutdown());
+}
+
+TEST_CASE("behaviour: a killed process runs no terminate callback", "[behaviour][exit]") {
+  Simulation sim;
+  Log log;
+  SpawnOptions trap;
+  trap.trap_exit = true;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log), trap);
+  sim.run();
+  sim.exit(c, Reason::kill());
+  sim.run();
+  CHECK(log.lines == std::vector<std::string>{"init"});
+  CHECK(exit_reason(sim.trace(), c) == Reason::killed());
+}
+
+TEST_CASE("behaviour: stopped by its parent with shutdown while trapping exits; terminate runs", "[behaviour][exit]") {
+  Simulation sim;
+  Log log;
+  Pid child;
+  sim.spawn([&](Context& ctx) {
+    SpawnOptions o;
+    o.link = true;
+    o.trap_exit = true;
+    child = ctx.spawn(std::make_unique<Counter>(&log), o);
+    ctx.trap_exit(true);
+    ctx.sleep(1_ms);
+    ctx.exit(child, Reason::shutdown());
+    ctx.receive();  // the child's EXIT
+  });
+  sim.run();
+  CHECK(log.lines == std::vector<std::string>{"init", "terminate shutdown"});
+  CHECK(exit_reason(sim.trace(), child) == Reason::shutdown());
+}
+
+TEST_CASE("behaviour: not trapping; a shutdown signal kills it without terminate", "[behaviour][exit]") {
+  Simulation sim;
+  Log log;
+  const Pid c = sim.spawn(std::make_unique<Counter>(&log));
+  sim.run();
+  sim.exit(c, Reason::shutdown());
+  sim.run();
+  CHECK(log.lines == std::vector<std::string>{"init"});
+  CHECK(exit_reason(sim.trace(), c) == Reason::shutdown());
+}
+
+TEST_CASE("behaviour: init returning ignore or stop ends the process", "[behaviour]") {
+  struct Refuses : Behaviour {
+    InitResult r;
+    explicit Refuses(InitResult x) : r(x) {}
+    InitResult init(Context&) override { return r; }
+  };
+  Simulation sim;
+  const Pid a = sim.spawn(std::make_unique<Refuses>(InitResult::ignore()));
+  const Pid b = sim.spawn(std::make_unique<Refuses>(InitResult::stop(Reason::error(Atom("no_db")))));
+  sim.run();
+  CHECK(exit_reason(sim.trace(), a) == Reason::normal());
+  CHECK(exit_reason(sim.trace(), b) == Reason::error(Atom("no_db")));
+}
+
+TEST_CASE("behaviour: idle behaviour processes hold no fiber; a blocked callback holds one until it returns", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  std::vector<Pid> counters;
+  for (int i = 0; i < 1000; ++i) counters.push_back(sim.spawn(std::make_unique<Counter>(&log)));
+  sim.run();
+  CHECK(sim.process_count() == 1000);
+  CHECK(sim.fibers() <= 1);  // just the runner
+  // A behaviour whose callback makes a nested call blocks on the runner's stack: the loop moves
+  // to another fiber, and the first is returned to the pool once the callback finishes.
+  struct Asker : Behaviour {
+    Pid target;
+    int got = -1;
+    explicit Asker(Pid t) : target(t) {}
+    void handle_info(Context& ctx, const Message&) override {
+      CallResult r = ctx.call(target, kSlow, {}, 10_s);
+      got = r.ok() ? as_int(*r.reply) : -2;
+    }
+  };
+  auto asker = std::make_unique<Asker>(counters[0]);
+  Asker* raw = asker.get();
+  const Pid a = sim.spawn(std::move(asker));
+  sim.send(a, kTick, 0);
+  sim.run_until(sim.now() + 1_s);
+  CHECK(sim.fibers() == 2);  // one bound to the blocked callback, one running the loop
+  sim.run();
+  CHECK(raw->got == 0);
+  CHECK(sim.fibers() == 2);  // both pooled now, none bound
+  CHECK(sim.info(a)->waiting == false);
+}

@@ -1,0 +1,245 @@
+// Context: the process-side API. Each call checks that the process is still alive first (a
+// killed process unwinds at its next kernel call), then asks the kernel.
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/kernel.hpp"
+
+namespace lic {
+
+struct Kernel {
+  static Simulation::Impl& of(Simulation& s) { return *s.impl_; }
+};
+
+namespace {
+auto& kernel(Simulation& s) { return Kernel::of(s); }
+
+MessagePtr build(MsgKind kind, Atom tag, Payload&& payload, Ref ref = {}) {
+  MessagePtr m = make_message();
+  m->kind = kind;
+  m->tag = tag;
+  m->ref = ref;
+  m->payload = std::move(payload);
+  return m;
+}
+}  // namespace
+
+Pid Context::self() const { return self_->pid; }
+Time Context::now() const { return sim_->now(); }
+Atom Context::node() const { return self_->node; }
+const Label& Context::label() const { return self_->label; }
+
+Rng& Context::rng() {
+  if (!self_->rng) {
+    self_->rng = std::make_unique<Rng>(sim_->rng().derive("process").derive(self_->pid.id));
+  }
+  return *self_->rng;
+}
+
+void Context::send(Pid to, Atom tag, Payload payload) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.send(self_->pid, self_, to, build(MsgKind::plain, tag, std::move(payload)));
+}
+
+void Context::send(Atom registered_name, Atom tag, Payload payload) {
+  send(whereis(registered_name), tag, std::move(payload));
+}
+
+Ref Context::send_after(Duration delay, Pid to, Atom tag, Payload payload) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  MessagePtr m = build(MsgKind::plain, tag, std::move(payload));
+  m->from = self_->pid;
+  m->id = k.next_msg++;
+  k.note(EventKind::send, self_, self_->pid, to, {}, m->tag, m->id);
+  auto [slot, gen] = k.timers.add(std::move(m), to);
+  k.queue.push(sim_->now() + (delay < Duration::zero() ? Duration::zero() : delay),
+               EventQueue::Item{Simulation::Impl::kTimer, slot, gen, nullptr});
+  return Ref{(std::uint64_t{gen} << 32) | slot};
+}
+
+bool Context::cancel_timer(Ref timer) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  return k.timers.cancel(static_cast<std::uint32_t>(timer.id & 0xffffffffU),
+                         static_cast<std::uint32_t>(timer.id >> 32));
+}
+
+MessagePtr Context::receive(Match match, Duration timeout) {
+  return kernel(*sim_).wait(self_, match, timeout);
+}
+
+MessagePtr Context::receive(Duration timeout) {
+  return receive([](const Message&) { return true; }, timeout);
+}
+
+void Context::sleep(Duration d) {
+  kernel(*sim_).wait(self_, [](const Message&) { return false; }, d);
+}
+
+std::size_t Context::mailbox_size() const { return self_->mbox_size; }
+
+SpawnResult Context::spawn_ex(Body body, SpawnOptions opts) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  SpawnResult r = k.spawn(self_, nullptr, std::make_unique<Body>(std::move(body)), opts);
+  k.check(self_);
+  return r;
+}
+
+SpawnResult Context::spawn_ex(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  SpawnResult r = k.spawn(self_, std::move(behaviour), nullptr, opts);
+  k.check(self_);
+  return r;
+}
+
+Pid Context::spawn(Body body, SpawnOptions opts) { return spawn_ex(std::move(body), opts).pid; }
+
+Pid Context::spawn_link(Body body, SpawnOptions opts) {
+  opts.link = true;
+  return spawn_ex(std::move(body), opts).pid;
+}
+
+Pid Context::spawn(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts) {
+  return spawn_ex(std::move(behaviour), opts).pid;
+}
+
+void Context::link(Pid other) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.link(self_, other);
+  k.check(self_);  // linking to a dead process may have ended this one (noproc)
+}
+
+void Context::unlink(Pid other) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.unlink(self_, other);
+}
+
+Ref Context::monitor(Pid other) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  return k.monitor(self_, other);
+}
+
+void Context::demonitor(Ref ref, bool flush) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.demonitor(self_, ref, flush);
+}
+
+void Context::trap_exit(bool on) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  if (self_->trap_exit == on) return;
+  self_->trap_exit = on;
+  k.note(EventKind::trap_exit, self_, self_->pid, {}, {}, {}, on ? 1 : 0);
+}
+
+bool Context::trapping_exits() const { return self_->trap_exit; }
+
+void Context::exit(Pid target, Reason reason) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.exit_signal(self_->pid, self_, k.find(target), reason, false);
+  k.check(self_);
+}
+
+void Context::exit(Reason reason) {
+  kernel(*sim_).check(self_);
+  throw ProcessExit{reason, true};
+}
+
+bool Context::alive(Pid p) const { return sim_->alive(p); }
+
+void Context::register_name(Atom name) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  if (!self_->registered.empty() || k.registry.count(name.index()) != 0) {
+    // OTP raises badarg: the name is taken or this process already has one.
+    throw std::invalid_argument("register_name: name taken or process already registered");
+  }
+  k.registry.emplace(name.index(), self_->pid);
+  self_->registered = name;
+  k.note(EventKind::register_name, self_, self_->pid, {}, {}, name);
+}
+
+void Context::unregister_name(Atom name) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  auto it = k.registry.find(name.index());
+  if (it == k.registry.end()) return;
+  if (Process* owner = k.find(it->second)) owner->registered = Atom();
+  k.note(EventKind::unregister_name, self_, it->second, {}, {}, name);
+  k.registry.erase(it);
+}
+
+Pid Context::whereis(Atom name) const { return sim_->whereis(name); }
+
+CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  CallResult result;
+  if (to == self_->pid) {
+    result.status = CallResult::Status::down;
+    result.reason = Reason::other(Atom("calling_self"));
+    return result;
+  }
+  const Ref mref = k.monitor(self_, to);
+  k.send(self_->pid, self_, to, build(MsgKind::call, tag, std::move(payload), mref));
+  MessagePtr m = k.wait(
+      self_,
+      [mref](const Message& x) {
+        return (x.kind == MsgKind::reply || x.kind == MsgKind::down) && x.ref == mref;
+      },
+      timeout);
+  k.demonitor(self_, mref, true);
+  if (!m) {
+    self_->abandoned_calls.push_back(mref);
+    result.status = CallResult::Status::timeout;
+    result.reason = Reason::other(Atom("timeout"));
+  } else if (m->kind == MsgKind::down) {
+    result.status = CallResult::Status::down;
+    result.reason = m->reason;
+  } else {
+    result.reply = std::move(m);
+  }
+  return result;
+}
+
+void Context::cast(Pid to, Atom tag, Payload payload) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.send(self_->pid, self_, to, build(MsgKind::cast, tag, std::move(payload)));
+}
+
+void Context::reply(From from, Atom tag, Payload payload) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.send(self_->pid, self_, from.pid, build(MsgKind::reply, tag, std::move(payload), from.ref));
+}
+
+void Context::stop(Reason reason) {
+  self_->stop_requested = true;
+  self_->stop_reason = reason;
+}
+
+void Context::emit(Atom name, std::vector<TraceField> fields) {
+  if (!sim_->trace().enabled()) return;
+  TraceEvent e;
+  e.time = sim_->now();
+  e.kind = EventKind::system;
+  e.node = self_->node;
+  e.pid = self_->pid;
+  e.label = self_->label;
+  e.name = name;
+  e.fields = std::move(fields);
+  sim_->trace().append(std::move(e));
+}
+
+}  // namespace lic

@@ -1,0 +1,244 @@
+// The only file that includes Boost.Context / Boost.Fiber (STYLE.md: hide the execution mechanism
+// in one file). Two backends behind FiberSystem::switch_to:
+//  - context: boost::context::fiber resumed directly, one jump_fcontext per switch;
+//  - boost_fiber: Boost.Fiber fibers under our FIFO algorithm; a switch schedules the target and
+//    suspends the current fiber, so the scheduler always finds exactly one ready fiber.
+// The benchmark measures both (`letitcrash bench --backend ...`); docs/kernel.md has the figures.
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BOOST_USE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BOOST_USE_ASAN 1
+#endif
+#endif
+
+#include "sim/fiber.hpp"
+
+#include <sys/mman.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/operations.hpp>
+#include <boost/fiber/scheduler.hpp>
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <new>
+#include <vector>
+
+namespace lic {
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+/// Stacks carved from large anonymous mappings, recycled by size. Untouched pages of a stack
+/// cost no resident memory, so a million idle fibers cost only the pages their frames touched.
+/// There are no guard pages: one mprotect per stack would split the mapping into a VMA per
+/// stack, and a million of them exceed vm.max_map_count. Stack sizes are generous instead.
+class StackPool {
+ public:
+  ~StackPool() {
+    for (auto& [ptr, bytes] : slabs_) munmap(ptr, bytes);
+  }
+
+  void* take(std::size_t bytes) {
+    auto& free_list = free_[bytes];
+    if (!free_list.empty()) {
+      void* p = free_list.back();
+      free_list.pop_back();
+      return p;
+    }
+    Carve& c = carve_[bytes];
+    if (c.next == c.end) {
+      const std::size_t slab = bytes * kStacksPerSlab;
+      void* p = mmap(nullptr, slab, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      slabs_.emplace_back(p, slab);
+      c.next = static_cast<char*>(p);
+      c.end = c.next + slab;
+    }
+    void* p = c.next;
+    c.next += bytes;
+    return p;
+  }
+
+  void give(void* p, std::size_t bytes) { free_[bytes].push_back(p); }
+
+ private:
+  static constexpr std::size_t kStacksPerSlab = 64;
+  struct Carve {
+    char* next = nullptr;
+    char* end = nullptr;
+  };
+  std::map<std::size_t, std::vector<void*>> free_;
+  std::map<std::size_t, Carve> carve_;
+  std::vector<std::pair<void*, std::size_t>> slabs_;
+};
+
+/// Models Boost's StackAllocator concept over a StackPool.
+struct PoolAllocator {
+  // Shared: Boost.Fiber frees an ended fiber's stack lazily, possibly after the FiberSystem.
+  std::shared_ptr<StackPool> pool;
+  std::size_t bytes;
+
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sc;
+    void* base = pool->take(bytes);
+    sc.size = bytes;
+    sc.sp = static_cast<char*>(base) + bytes;  // stacks grow down
+    return sc;
+  }
+  void deallocate(boost::context::stack_context& sc) noexcept {
+    pool->give(static_cast<char*>(sc.sp) - sc.size, sc.size);
+  }
+};
+
+/// Boost.Fiber scheduling algorithm: a FIFO ready queue and nothing else. It never sleeps:
+/// FiberSystem always makes the target ready before suspending, so suspend_until would mean a
+/// broken invariant, and it aborts rather than block on the real clock.
+class FifoAlgorithm final : public boost::fibers::algo::algorithm {
+ public:
+  void awakened(boost::fibers::context* ctx) noexcept override { ctx->ready_link(queue_); }
+  boost::fibers::context* pick_next() noexcept override {
+    if (queue_.empty()) return nullptr;
+    boost::fibers::context* ctx = &queue_.front();
+    queue_.pop_front();
+    return ctx;
+  }
+  bool has_ready_fibers() const noexcept override { return !queue_.empty(); }
+  void suspend_until(std::chrono::steady_clock::time_point const&) noexcept override {
+    std::fputs("letitcrash: fiber scheduler found no ready fiber (kernel invariant broken)\n",
+               stderr);
+    std::abort();
+  }
+  void notify() noexcept override {}
+
+ private:
+  boost::fibers::scheduler::ready_queue_type queue_;
+};
+
+thread_local bool t_fifo_installed = false;
+
+}  // namespace
+
+struct FiberSystem::Impl {
+  std::shared_ptr<StackPool> stacks = std::make_shared<StackPool>();
+};
+
+struct FiberSystem::Fiber {
+  Entry entry = nullptr;
+  void* arg = nullptr;
+  std::size_t stack_bytes = 0;
+  bool started = false;
+  boost::context::fiber ctx;                   // context backend: how to resume this fiber
+  boost::fibers::context* bctx = nullptr;      // boost_fiber backend: its Boost.Fiber context
+};
+
+std::string_view to_string(FiberBackend b) {
+  return b == FiberBackend::context ? "context" : "boost_fiber";
+}
+
+bool parse_fiber_backend(std::string_view text, FiberBackend& out) {
+  if (text == "context") {
+    out = FiberBackend::context;
+    return true;
+  }
+  if (text == "boost_fiber") {
+    out = FiberBackend::boost_fiber;
+    return true;
+  }
+  return false;
+}
+
+FiberSystem::FiberSystem(FiberBackend backend) : backend_(backend), impl_(std::make_unique<Impl>()) {
+  main_ = new Fiber();
+  main_->started = true;
+  current_ = main_;
+  if (backend_ == FiberBackend::boost_fiber) {
+    if (!t_fifo_installed) {
+      boost::fibers::use_scheduling_algorithm<FifoAlgorithm>();
+      t_fifo_installed = true;
+    }
+    main_->bctx = boost::fibers::context::active();
+  }
+}
+
+FiberSystem::~FiberSystem() {
+  // Every fiber must have ended (the Simulation unwinds them); a live one would own a stack
+  // that is about to be unmapped.
+  assert(live_ == 0 && current_ == main_);
+  reap();
+  delete main_;
+}
+
+FiberSystem::Fiber* FiberSystem::create(std::size_t stack_bytes, Entry entry, void* arg) {
+  auto* f = new Fiber();
+  f->entry = entry;
+  f->arg = arg;
+  f->stack_bytes = (stack_bytes + kPage - 1) / kPage * kPage;
+  ++live_;
+  return f;
+}
+
+void FiberSystem::reap() {
+  delete pending_delete_;
+  pending_delete_ = nullptr;
+}
+
+void FiberSystem::finish(Fiber* f, Fiber* next) {
+  --live_;
+  current_ = next;
+  pending_delete_ = f;
+}
+
+void FiberSystem::switch_to(Fiber* to) {
+  Fiber* from = current_;
+  if (to == from) return;
+  current_ = to;
+  if (backend_ == FiberBackend::context) {
+    from_ = from;
+    if (!to->started) {
+      to->started = true;
+      to->ctx = boost::context::fiber(
+          std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes},
+          [this, to](boost::context::fiber&& caller) {
+            if (caller) from_->ctx = std::move(caller);
+            reap();
+            Fiber* next = to->entry(to->arg);
+            finish(to, next);
+            return std::move(next->ctx);
+          });
+    }
+    boost::context::fiber back = std::move(to->ctx).resume();
+    // Back in `from`: whoever switched here left its continuation in `back` (empty if it ended).
+    if (back) from_->ctx = std::move(back);
+    reap();
+    return;
+  }
+  // boost_fiber backend.
+  boost::fibers::context* self = boost::fibers::context::active();
+  if (!to->started) {
+    to->started = true;
+    boost::fibers::fiber fb(std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes},
+                            [this, to] {
+                              to->bctx = boost::fibers::context::active();
+                              reap();
+                              Fiber* next = to->entry(to->arg);
+                              finish(to, next);
+                              boost::fibers::context::active()->schedule(next->bctx);
+                            });
+    fb.detach();  // launched with launch::post: it is now the only ready fiber
+  } else {
+    self->schedule(to->bctx);
+  }
+  self->suspend();
+  reap();
+}
+
+}  // namespace lic

@@ -1,0 +1,154 @@
+#pragma once
+// Kernel-private state: the process record and the Simulation's implementation. Included only by
+// sim/*.cpp.
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/simulation.hpp"
+
+namespace lic {
+
+/// Thrown through every fiber when the Simulation is destroyed, to unwind their stacks.
+/// Not a std::exception, like ProcessExit.
+struct FiberEnd {};
+
+struct MonitorEntry {
+  Ref ref;
+  Pid pid;  ///< the other side: the watcher (in monitored_by) or the target (in monitoring)
+};
+
+struct Process {
+  Pid pid;
+  Pid parent;
+  Label label;
+  Atom node;
+  Atom registered;
+  bool is_behaviour = false;
+  bool trap_exit = false;
+  bool started = false;      // first Run done (init ran / body entered)
+  bool run_pending = false;  // a Run event is queued
+  bool waiting = false;      // blocked in wait()
+  bool timed_out = false;
+  bool dying = false;        // queued for termination
+  bool dead = false;         // terminated; record kept until its stack has unwound
+  bool stop_requested = false;
+  Reason stop_reason;
+  Reason exit_reason;
+
+  Message* mbox_head = nullptr;
+  Message* mbox_tail = nullptr;
+  std::size_t mbox_size = 0;
+
+  FiberSystem::Fiber* fiber = nullptr;  // bound fiber: free-form always, behaviour while blocked
+  std::unique_ptr<Behaviour> behaviour;
+  std::unique_ptr<Body> body;
+  std::size_t stack_bytes = 0;
+
+  std::vector<Pid> links;                  // in link order
+  std::vector<MonitorEntry> monitored_by;  // watchers of this process, in monitor order
+  std::vector<MonitorEntry> monitoring;    // monitors this process holds
+  std::vector<Ref> abandoned_calls;        // calls that timed out: late replies are dropped
+
+  const Match* wait_match = nullptr;
+  std::uint64_t wait_token = 0;
+  std::unique_ptr<Rng> rng;
+
+  ~Process();
+};
+
+/// Pending timers (send_after). A ref names a slot and its generation, so cancelling and firing
+/// are O(1) and a stale ref never matches a reused slot.
+class TimerTable {
+ public:
+  ~TimerTable();
+  /// Stores the message; returns {slot, generation}.
+  std::pair<std::uint32_t, std::uint32_t> add(MessagePtr m, Pid to);
+  /// Takes the message if the timer is still pending.
+  MessagePtr take(std::uint32_t slot, std::uint32_t gen, Pid& to);
+  bool cancel(std::uint32_t slot, std::uint32_t gen);
+
+ private:
+  struct Slot {
+    Message* msg = nullptr;
+    Pid to;
+    std::uint32_t gen = 1;
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
+};
+
+struct Simulation::Impl {
+  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback };
+
+  Simulation& sim;
+  EventQueue queue;
+  std::vector<Process*> procs{nullptr};  // indexed by pid; null once a process is gone
+  std::map<std::uint32_t, Pid> registry;  // atom index -> pid (lookups only, never iterated)
+  std::uint64_t next_ref = 1;
+  std::uint64_t next_msg = 1;
+  Process* current = nullptr;  // whose code runs now; null in the loop itself
+
+  FiberSystem::Fiber* runner = nullptr;
+  std::vector<FiberSystem::Fiber*> runner_pool;
+  std::vector<FiberSystem::Fiber*> process_pool;
+  std::vector<Process*> unwind;  // dead processes whose fibers still hold their stacks
+  std::deque<std::pair<Process*, Reason>> deaths;
+  bool draining = false;
+  bool tearing_down = false;
+
+  Time deadline = Time::max();
+  std::uint64_t budget = 0;  // events left in this run() call
+
+  TimerTable timers;
+  std::map<std::uint64_t, std::function<void()>> callbacks;
+
+  explicit Impl(Simulation& s);
+  ~Impl();
+
+  Process* find(Pid p) const {
+    return p.id < procs.size() ? procs[p.id] : nullptr;
+  }
+
+  // simulation.cpp: the loop, fibers, waiting.
+  void loop();
+  void dispatch(const EventQueue::Entry& e);
+  void resume(Process* p);
+  void start_free_form(Process* p);
+  void behaviour_step(Process* p);
+  void run_callback(Process* p, Message* m);
+  void finish_behaviour(Process* p, Reason r, bool run_terminate);
+  void block(Process* p);
+  void park_runner(FiberSystem::Fiber* self);
+  void drain_unwind();
+  FiberSystem::Fiber* take_runner();
+  void check(Process* p);
+  MessagePtr wait(Process* p, Match match, Duration timeout);
+  void schedule_run(Process* p);
+  void teardown();
+  static FiberSystem::Fiber* runner_main(void* arg);
+  static FiberSystem::Fiber* process_main(void* arg);
+
+  // signals.cpp: spawning, messages, links, monitors, exit signals, termination.
+  SpawnResult spawn(Process* parent, std::unique_ptr<Behaviour> b, std::unique_ptr<Body> body,
+                    const SpawnOptions& opts);
+  void send(Pid from, Process* from_proc, Pid to, MessagePtr m);
+  void enqueue(Process* p, MessagePtr m);
+  MessagePtr take_match(Process* p, const Match& match);
+  void link(Process* p, Pid other);
+  void unlink(Process* p, Pid other);
+  Ref monitor(Process* p, Pid other);
+  void demonitor(Process* p, Ref ref, bool flush);
+  void exit_signal(Pid from, Process* from_proc, Process* target, Reason reason, bool via_link);
+  void end_process(Process* p, Reason reason);
+  void drain_deaths();
+  void finish(Process* p, const Reason& reason);
+  void dispose(Process* p);
+  void note(EventKind kind, const Process* p, Pid pid, Pid other = {}, Reason reason = {},
+            Atom tag = {}, std::uint64_t msg = 0);
+};
+
+}  // namespace lic

@@ -1,0 +1,192 @@
+#pragma once
+// What process code sees: a Context (self, send, receive, spawn, link, monitor, exit, ...),
+// the Behaviour interface for GenServer-style processes, and spawn options.
+//
+// Processes ask, the kernel acts: every Context call is applied by the kernel at the point it is
+// made, in program order, on the one thread that runs the simulation; calls that wait (receive,
+// sleep, call) suspend the process until the kernel wakes it in virtual time.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sim/atom.hpp"
+#include "sim/exit_reason.hpp"
+#include "sim/message.hpp"
+#include "sim/pid.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace lic {
+
+class Simulation;
+struct Process;
+
+/// Thrown through a process's stack when it ends by an exit: a kill, an exit signal, or its own
+/// exit(reason). Deliberately not a std::exception: `catch (const std::exception&)` in process
+/// code cannot swallow it, and if `catch (...)` does, the next kernel call throws it again.
+struct ProcessExit {
+  Reason reason;
+  bool self_requested = false;  ///< the process called exit(reason) itself (a gen_server then
+                                ///< runs terminate, as OTP does for exit/1 in a callback)
+};
+
+/// A non-owning reference to a callable, for receive predicates (no allocation).
+template <class Sig>
+class FunctionRef;
+template <class R, class... A>
+class FunctionRef<R(A...)> {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
+  FunctionRef(F&& f)  // NOLINT: implicit like std::function
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, A... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(a...); }) {}
+  R operator()(A... a) const { return call_(obj_, a...); }
+
+ private:
+  void* obj_;
+  R (*call_)(void*, A...);
+};
+
+using Match = FunctionRef<bool(const Message&)>;
+
+/// Where a call came from, to reply to it later.
+struct From {
+  Pid pid;
+  Ref ref;
+};
+
+/// The outcome of Context::call.
+struct CallResult {
+  enum class Status : std::uint8_t { ok, timeout, down };
+  Status status = Status::ok;
+  MessagePtr reply;  ///< when ok
+  Reason reason;     ///< when down: the callee's exit reason (noproc if it did not exist)
+  bool ok() const { return status == Status::ok; }
+};
+
+/// What init returns: ok, ignore (the process ends normally, supervisors keep no pid) or
+/// stop(reason) (the process ends with reason; a supervisor sees a start error).
+struct InitResult {
+  enum class Status : std::uint8_t { ok, ignore, stop };
+  Status status = Status::ok;
+  Reason reason;
+  static InitResult ok() { return {}; }
+  static InitResult ignore() { return {Status::ignore, Reason::normal()}; }
+  static InitResult stop(Reason r) { return {Status::stop, r}; }
+};
+
+/// What handle_call returns: a reply now, or none (reply later with Context::reply).
+struct CallReply {
+  bool has_reply = false;
+  Atom tag;
+  Payload payload;
+  static CallReply noreply() { return {}; }
+  static CallReply reply(Atom tag, Payload payload = {}) { return {true, tag, std::move(payload)}; }
+};
+
+class Context;
+
+/// A GenServer-style process: state in the object, callbacks run by the kernel. An idle
+/// behaviour process holds no fiber: its callbacks run on pooled fibers, and a fiber stays bound
+/// to it only while a callback blocks (a nested call, a receive, a sleep).
+class Behaviour {
+ public:
+  virtual ~Behaviour() = default;
+  virtual InitResult init(Context&) { return InitResult::ok(); }
+  virtual CallReply handle_call(Context&, const Message&, From) { return CallReply::noreply(); }
+  virtual void handle_cast(Context&, const Message&) {}
+  virtual void handle_info(Context&, const Message&) {}
+  /// Runs when the process stops itself, crashes in a callback, or is stopped by its parent with
+  /// an exit signal while trapping exits; never when killed or taken down by an untrapped signal.
+  virtual void terminate(Context&, const Reason&) {}
+};
+
+using Body = std::function<void(Context&)>;
+
+struct SpawnOptions {
+  bool link = false;          ///< spawn_link
+  bool monitor = false;       ///< spawn_monitor: the ref is returned through SpawnResult
+  bool trap_exit = false;     ///< start already trapping exits
+  Label label;                ///< who this process is in the system under test
+  Atom node;                  ///< empty: the spawner's node (or the default node)
+  std::size_t stack_bytes = 0;  ///< free-form processes: 0 = the simulation's default
+};
+
+struct SpawnResult {
+  Pid pid;
+  Ref monitor;
+};
+
+/// The handle process code uses to act. Cheap to copy; valid only inside its process.
+class Context {
+ public:
+  Context(Simulation& sim, Process& self) : sim_(&sim), self_(&self) {}
+
+  Pid self() const;
+  Time now() const;
+  Atom node() const;
+  const Label& label() const;
+  Simulation& simulation() const { return *sim_; }
+  /// This process's own random stream (derived from the root seed and its pid).
+  Rng& rng();
+
+  // Messages.
+  void send(Pid to, Atom tag, Payload payload = {});
+  void send(Atom registered_name, Atom tag, Payload payload = {});
+  /// Delivers the message after `delay` (erlang:send_after); returns a timer ref to cancel.
+  Ref send_after(Duration delay, Pid to, Atom tag, Payload payload = {});
+  /// True if the timer was still pending.
+  bool cancel_timer(Ref timer);
+  /// Selective receive: the oldest message that matches, waiting up to `timeout` (Duration::max()
+  /// waits forever, zero only looks). Null on timeout.
+  MessagePtr receive(Match match, Duration timeout = Duration::max());
+  /// The oldest message, waiting up to `timeout`.
+  MessagePtr receive(Duration timeout = Duration::max());
+  void sleep(Duration d);
+  std::size_t mailbox_size() const;
+
+  // Processes.
+  Pid spawn(Body body, SpawnOptions opts = {});
+  Pid spawn_link(Body body, SpawnOptions opts = {});
+  Pid spawn(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts = {});
+  SpawnResult spawn_ex(Body body, SpawnOptions opts);
+  SpawnResult spawn_ex(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts);
+  void link(Pid other);
+  void unlink(Pid other);
+  Ref monitor(Pid other);
+  /// Removes the monitor; with flush, also drops a DOWN for it already in the mailbox.
+  void demonitor(Ref ref, bool flush = false);
+  void trap_exit(bool on);
+  bool trapping_exits() const;
+  /// Sends an exit signal with `reason` to `target` (OTP's exit/2).
+  void exit(Pid target, Reason reason);
+  /// Ends this process with `reason` (OTP's exit/1). Does not return.
+  [[noreturn]] void exit(Reason reason);
+  bool alive(Pid p) const;
+  void register_name(Atom name);
+  void unregister_name(Atom name);
+  Pid whereis(Atom name) const;
+
+  // gen_server.
+  CallResult call(Pid to, Atom tag, Payload payload = {}, Duration timeout = kSecond * 5);
+  void cast(Pid to, Atom tag, Payload payload = {});
+  void reply(From from, Atom tag, Payload payload = {});
+  /// Inside a Behaviour callback: stop after this callback returns (terminate runs first).
+  void stop(Reason reason);
+
+  /// Records an event of the system under test (a supervisor report, a pipeline stage's work).
+  void emit(Atom name, std::vector<TraceField> fields = {});
+
+ private:
+  Simulation* sim_;
+  Process* self_;
+};
+
+}  // namespace lic

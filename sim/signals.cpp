@@ -1,0 +1,414 @@
+// Spawning, messages, links, monitors, exit signals and termination, with OTP's rules
+// (DESIGN.md §2). Deaths are processed from a queue, in the order they happen, so a chain of a
+// million links never recurses.
+
+#include <algorithm>
+#include <cassert>
+
+#include "sim/kernel.hpp"
+
+namespace lic {
+
+namespace {
+const Atom kTagExit("EXIT");
+const Atom kTagDown("DOWN");
+const Atom kIgnored("ignored");
+const Atom kTrapped("trapped");
+const Atom kDied("died");
+const Atom kBehaviour("behaviour");
+const Atom kProcess("process");
+
+void erase_pid(std::vector<Pid>& v, Pid p) {
+  auto it = std::find(v.begin(), v.end(), p);
+  if (it != v.end()) v.erase(it);
+}
+
+void erase_ref(std::vector<MonitorEntry>& v, Ref r) {
+  auto it = std::find_if(v.begin(), v.end(), [r](const MonitorEntry& e) { return e.ref == r; });
+  if (it != v.end()) v.erase(it);
+}
+}  // namespace
+
+// ---- trace ---------------------------------------------------------------------------------
+
+void Simulation::Impl::note(EventKind kind, const Process* p, Pid pid, Pid other, Reason reason,
+                            Atom tag, std::uint64_t msg) {
+  if (!sim.trace_.enabled()) return;
+  TraceEvent e;
+  e.time = sim.now_;
+  e.kind = kind;
+  e.pid = pid;
+  if (p != nullptr) {
+    e.node = p->node;
+    e.label = p->label;
+  }
+  e.other = other;
+  e.reason = reason;
+  e.tag = tag;
+  e.msg = msg;
+  sim.trace_.append(std::move(e));
+}
+
+// ---- timers --------------------------------------------------------------------------------
+
+TimerTable::~TimerTable() {
+  for (Slot& s : slots_) {
+    if (s.msg != nullptr) MessageDeleter{}(s.msg);
+  }
+}
+
+std::pair<std::uint32_t, std::uint32_t> TimerTable::add(MessagePtr m, Pid to) {
+  std::uint32_t i;
+  if (!free_.empty()) {
+    i = free_.back();
+    free_.pop_back();
+  } else {
+    i = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  slots_[i].msg = m.release();
+  slots_[i].to = to;
+  return {i, slots_[i].gen};
+}
+
+MessagePtr TimerTable::take(std::uint32_t slot, std::uint32_t gen, Pid& to) {
+  if (slot >= slots_.size() || slots_[slot].gen != gen || slots_[slot].msg == nullptr) return {};
+  Slot& s = slots_[slot];
+  MessagePtr m(s.msg);
+  to = s.to;
+  s.msg = nullptr;
+  ++s.gen;
+  free_.push_back(slot);
+  return m;
+}
+
+bool TimerTable::cancel(std::uint32_t slot, std::uint32_t gen) {
+  Pid ignored;
+  return static_cast<bool>(take(slot, gen, ignored));
+}
+
+// ---- spawning ------------------------------------------------------------------------------
+
+SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> b,
+                                    std::unique_ptr<Body> body, const SpawnOptions& opts) {
+  auto* p = new Process();
+  p->pid = Pid{procs.size()};
+  procs.push_back(p);
+  ++sim.live_processes_;
+  p->parent = parent != nullptr ? parent->pid : Pid{};
+  p->label = opts.label;
+  p->node = !opts.node.empty() ? opts.node
+            : parent != nullptr ? parent->node
+                                : sim.opts_.default_node;
+  p->trap_exit = opts.trap_exit;
+  p->is_behaviour = b != nullptr;
+  p->behaviour = std::move(b);
+  p->body = std::move(body);
+  p->stack_bytes = opts.stack_bytes != 0 ? opts.stack_bytes : sim.opts_.process_stack_bytes;
+  note(EventKind::spawn, p, p->pid, p->parent, {}, p->is_behaviour ? kBehaviour : kProcess,
+       opts.trap_exit ? 1 : 0);
+  SpawnResult r{p->pid, {}};
+  if (parent != nullptr && opts.link) link(parent, p->pid);
+  if (parent != nullptr && opts.monitor) r.monitor = monitor(parent, p->pid);
+  schedule_run(p);
+  return r;
+}
+
+// ---- messages ------------------------------------------------------------------------------
+
+void Simulation::Impl::send(Pid from, Process* from_proc, Pid to, MessagePtr m) {
+  m->from = from;
+  m->id = next_msg++;
+  Process* target = find(to);
+  if (target == nullptr || target->dead) {
+    note(EventKind::drop, from_proc, to, from, Reason::noproc(), m->tag, m->id);
+    return;
+  }
+  note(EventKind::send, from_proc, from, to, {}, m->tag, m->id);
+  enqueue(target, std::move(m));
+}
+
+void Simulation::Impl::enqueue(Process* p, MessagePtr m) {
+  if (m->kind == MsgKind::reply && !p->abandoned_calls.empty()) {
+    auto it = std::find(p->abandoned_calls.begin(), p->abandoned_calls.end(), m->ref);
+    if (it != p->abandoned_calls.end()) {
+      // A reply to a call that timed out: OTP drops it (the caller's alias is gone).
+      p->abandoned_calls.erase(it);
+      note(EventKind::drop, p, p->pid, m->from, Reason::other(Atom("call_timed_out")), m->tag,
+           m->id);
+      return;
+    }
+  }
+  Message* raw = m.release();
+  raw->next = nullptr;
+  if (p->mbox_tail != nullptr) {
+    p->mbox_tail->next = raw;
+  } else {
+    p->mbox_head = raw;
+  }
+  p->mbox_tail = raw;
+  ++p->mbox_size;
+  if (p->waiting) {
+    if (p->wait_match != nullptr && (*p->wait_match)(*raw)) {
+      p->waiting = false;
+      ++p->wait_token;  // the pending timeout is now stale
+      schedule_run(p);
+    }
+  } else if (p->is_behaviour && p->fiber == nullptr && current != p) {
+    schedule_run(p);
+  }
+}
+
+MessagePtr Simulation::Impl::take_match(Process* p, const Match& match) {
+  Message* prev = nullptr;
+  for (Message* m = p->mbox_head; m != nullptr; prev = m, m = m->next) {
+    if (!match(*m)) continue;
+    if (prev != nullptr) {
+      prev->next = m->next;
+    } else {
+      p->mbox_head = m->next;
+    }
+    if (p->mbox_tail == m) p->mbox_tail = prev;
+    m->next = nullptr;
+    --p->mbox_size;
+    return MessagePtr(m);
+  }
+  return {};
+}
+
+// ---- links and monitors --------------------------------------------------------------------
+
+void Simulation::Impl::link(Process* p, Pid other) {
+  if (other == p->pid) return;
+  Process* o = find(other);
+  if (o == nullptr || o->dead) {
+    // OTP: linking to a process that does not exist gives the caller an exit signal noproc.
+    exit_signal(other, nullptr, p, Reason::noproc(), true);
+    return;
+  }
+  if (std::find(p->links.begin(), p->links.end(), other) != p->links.end()) return;
+  p->links.push_back(other);
+  o->links.push_back(p->pid);
+  note(EventKind::link, p, p->pid, other);
+}
+
+void Simulation::Impl::unlink(Process* p, Pid other) {
+  auto it = std::find(p->links.begin(), p->links.end(), other);
+  if (it == p->links.end()) return;
+  p->links.erase(it);
+  if (Process* o = find(other)) erase_pid(o->links, p->pid);
+  note(EventKind::unlink, p, p->pid, other);
+}
+
+Ref Simulation::Impl::monitor(Process* p, Pid other) {
+  const Ref ref{next_ref++};
+  note(EventKind::monitor, p, p->pid, other, {}, {}, ref.id);
+  Process* o = find(other);
+  if (o == nullptr || o->dead) {
+    note(EventKind::down, p, p->pid, other, Reason::noproc(), {}, ref.id);
+    MessagePtr m = make_message();
+    m->kind = MsgKind::down;
+    m->tag = kTagDown;
+    m->from = other;
+    m->ref = ref;
+    m->reason = Reason::noproc();
+    m->id = next_msg++;
+    enqueue(p, std::move(m));
+    return ref;
+  }
+  o->monitored_by.push_back({ref, p->pid});
+  p->monitoring.push_back({ref, other});
+  return ref;
+}
+
+void Simulation::Impl::demonitor(Process* p, Ref ref, bool flush) {
+  auto it = std::find_if(p->monitoring.begin(), p->monitoring.end(),
+                         [ref](const MonitorEntry& e) { return e.ref == ref; });
+  if (it != p->monitoring.end()) {
+    const Pid target = it->pid;
+    p->monitoring.erase(it);
+    if (Process* o = find(target)) erase_ref(o->monitored_by, ref);
+    note(EventKind::demonitor, p, p->pid, target, {}, {}, ref.id);
+  }
+  if (flush) {
+    take_match(p, [ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; });
+  }
+}
+
+// ---- exit signals and termination ----------------------------------------------------------
+
+void Simulation::Impl::exit_signal(Pid from, Process* from_proc, Process* target, Reason reason,
+                                   bool via_link) {
+  (void)from_proc;
+  if (target == nullptr || target->dead || target->dying) return;
+  if (!via_link && reason.kind == ReasonKind::kill) {
+    // exit(Pid, kill) cannot be trapped; the target ends `killed`, and that is what links see.
+    note(EventKind::exit_signal, target, target->pid, from, reason, kDied);
+    end_process(target, Reason::killed());
+    return;
+  }
+  if (target->trap_exit) {
+    note(EventKind::exit_signal, target, target->pid, from, reason, kTrapped);
+    MessagePtr m = make_message();
+    m->kind = MsgKind::exit;
+    m->tag = kTagExit;
+    m->from = from;
+    m->reason = reason;
+    m->id = next_msg++;
+    enqueue(target, std::move(m));
+    return;
+  }
+  if (reason.kind == ReasonKind::normal && from != target->pid) {
+    note(EventKind::exit_signal, target, target->pid, from, reason, kIgnored);
+    return;
+  }
+  note(EventKind::exit_signal, target, target->pid, from, reason, kDied);
+  end_process(target, reason);
+}
+
+void Simulation::Impl::end_process(Process* p, Reason reason) {
+  if (p->dead || p->dying) return;
+  p->dying = true;
+  deaths.emplace_back(p, reason);
+  drain_deaths();
+}
+
+void Simulation::Impl::drain_deaths() {
+  if (draining) return;
+  draining = true;
+  while (!deaths.empty()) {
+    auto [p, reason] = deaths.front();
+    deaths.pop_front();
+    finish(p, reason);
+  }
+  draining = false;
+}
+
+void Simulation::Impl::finish(Process* p, const Reason& reason) {
+  p->dead = true;
+  p->exit_reason = reason;
+  p->waiting = false;
+  procs[p->pid.id] = nullptr;
+  --sim.live_processes_;
+  note(EventKind::exit, p, p->pid, {}, reason);
+  if (!p->registered.empty()) {
+    registry.erase(p->registered.index());
+    note(EventKind::unregister_name, p, p->pid, {}, {}, p->registered);
+  }
+  // Messages left in the mailbox are lost with the process: record each, for conservation.
+  while (p->mbox_head != nullptr) {
+    MessagePtr m(p->mbox_head);
+    p->mbox_head = m->next;
+    m->next = nullptr;
+    note(EventKind::drop, p, p->pid, m->from, reason, m->tag, m->id);
+  }
+  p->mbox_tail = nullptr;
+  p->mbox_size = 0;
+  // Links, in link order: each linked process gets the exit signal (normal included: a trapping
+  // process turns it into a message, a non-trapping one ignores it).
+  std::vector<Pid> links = std::move(p->links);
+  for (Pid l : links) {
+    Process* o = find(l);
+    if (o == nullptr) continue;
+    erase_pid(o->links, p->pid);
+    exit_signal(p->pid, p, o, reason, true);
+  }
+  std::vector<MonitorEntry> watchers = std::move(p->monitored_by);
+  for (const MonitorEntry& w : watchers) {
+    Process* o = find(w.pid);
+    if (o == nullptr) continue;
+    erase_ref(o->monitoring, w.ref);
+    note(EventKind::down, o, o->pid, p->pid, reason, {}, w.ref.id);
+    MessagePtr m = make_message();
+    m->kind = MsgKind::down;
+    m->tag = kTagDown;
+    m->from = p->pid;
+    m->ref = w.ref;
+    m->reason = reason;
+    m->id = next_msg++;
+    enqueue(o, std::move(m));
+  }
+  for (const MonitorEntry& m : p->monitoring) {
+    if (Process* o = find(m.pid)) erase_ref(o->monitored_by, m.ref);
+  }
+  p->monitoring.clear();
+  // Its code may still be on a stack: the running process unwinds when it next asks the kernel;
+  // a blocked one is resumed by the loop to unwind. Otherwise the record goes now.
+  if (p == current) return;
+  if (p->fiber != nullptr) {
+    unwind.push_back(p);
+    return;
+  }
+  delete p;
+}
+
+void Simulation::Impl::dispose(Process* p) {
+  assert(p->dead);
+  delete p;
+}
+
+// ---- the world's side of the API -----------------------------------------------------------
+
+Pid Simulation::spawn(Body body, SpawnOptions opts) {
+  return impl_->spawn(nullptr, nullptr, std::make_unique<Body>(std::move(body)), opts).pid;
+}
+
+Pid Simulation::spawn(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts) {
+  return impl_->spawn(nullptr, std::move(behaviour), nullptr, opts).pid;
+}
+
+void Simulation::send(Pid to, Atom tag, Payload payload) {
+  MessagePtr m = make_message();
+  m->tag = tag;
+  m->payload = std::move(payload);
+  impl_->send(Pid{}, nullptr, to, std::move(m));
+}
+
+void Simulation::exit(Pid target, Reason reason) {
+  impl_->exit_signal(Pid{}, nullptr, impl_->find(target), reason, false);
+}
+
+std::uint64_t Simulation::schedule(Time at, std::function<void()> fn) {
+  if (at < now_) at = now_;
+  const std::uint64_t id = impl_->queue.push(at, EventQueue::Item{Impl::kCallback, 0, 0, nullptr});
+  // The callback is keyed by the event's own id so that cancel() can drop both.
+  impl_->callbacks.emplace(id, std::move(fn));
+  return id;
+}
+
+void Simulation::cancel(std::uint64_t id) {
+  if (impl_->callbacks.erase(id) > 0) impl_->queue.cancel(id);
+}
+
+bool Simulation::alive(Pid p) const { return impl_->find(p) != nullptr; }
+
+Pid Simulation::whereis(Atom name) const {
+  auto it = impl_->registry.find(name.index());
+  return it == impl_->registry.end() ? Pid{} : it->second;
+}
+
+std::optional<ProcessInfo> Simulation::info(Pid pid) const {
+  const Process* p = impl_->find(pid);
+  if (p == nullptr) return std::nullopt;
+  ProcessInfo i;
+  i.pid = p->pid;
+  i.node = p->node;
+  i.label = p->label;
+  i.behaviour = p->is_behaviour;
+  i.trap_exit = p->trap_exit;
+  i.waiting = p->waiting;
+  i.mailbox = p->mbox_size;
+  i.links = p->links;
+  i.monitors = p->monitoring.size();
+  return i;
+}
+
+std::vector<Pid> Simulation::processes() const {
+  std::vector<Pid> out;
+  for (const Process* p : impl_->procs) {
+    if (p != nullptr) out.push_back(p->pid);
+  }
+  return out;
+}
+
+}  // namespace lic

@@ -1,0 +1,381 @@
+// The event loop and the execution protocol: which fiber runs what, and when it switches.
+//
+// Invariants (checked by the kernel tests):
+//  - exactly one fiber is the runner; only the runner pops events;
+//  - a process's code runs only while `current` is that process;
+//  - a fiber that is not the runner is either bound to a blocked process or parked in a pool.
+
+#include <cassert>
+
+#include "sim/kernel.hpp"
+
+namespace lic {
+
+Process::~Process() {
+  while (mbox_head != nullptr) {
+    Message* m = mbox_head;
+    mbox_head = m->next;
+    MessageDeleter{}(m);
+  }
+}
+
+Simulation::Impl::Impl(Simulation& s)
+    : sim(s), queue(s.opts_.tie_break, s.root_rng_.derive("tie_break")) {}
+
+Simulation::Impl::~Impl() = default;
+
+Simulation::Simulation(SimOptions opts)
+    : opts_(opts),
+      trace_(opts.trace),
+      root_rng_(opts.seed),
+      fibers_(opts.backend),
+      impl_(std::make_unique<Impl>(*this)) {}
+
+Simulation::~Simulation() { impl_->teardown(); }
+
+// ---- running -------------------------------------------------------------------------------
+
+bool Simulation::step() {
+  if (impl_->queue.empty()) return false;
+  impl_->deadline = Time::max();
+  impl_->budget = 1;
+  if (impl_->runner == nullptr) impl_->runner = impl_->take_runner();
+  fibers_.switch_to(impl_->runner);
+  return true;
+}
+
+void Simulation::run() { run_until(Time::max()); }
+
+void Simulation::run_until(Time t) {
+  assert(fibers_.current() == fibers_.main() && "run() is called from outside the simulation");
+  impl_->deadline = t;
+  impl_->budget = UINT64_MAX;
+  if (impl_->runner == nullptr) impl_->runner = impl_->take_runner();
+  fibers_.switch_to(impl_->runner);
+  if (t != Time::max() && t > now_) now_ = t;
+}
+
+void Simulation::Impl::loop() {
+  for (;;) {
+    drain_unwind();
+    const Time next = queue.next_time();
+    EventQueue::Entry e;
+    if (budget > 0 && next != Time::max() && next <= deadline && queue.pop(e)) {
+      sim.now_ = e.time;
+      ++sim.events_;
+      --budget;
+      dispatch(e);
+      continue;
+    }
+    sim.fibers_.switch_to(sim.fibers_.main());
+    if (tearing_down) throw FiberEnd{};
+  }
+}
+
+void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
+  switch (e.item.type) {
+    case kRun: {
+      Process* p = find(Pid{e.item.a});
+      if (p == nullptr || p->dead) return;
+      p->run_pending = false;
+      if (p->fiber != nullptr) {
+        resume(p);
+      } else if (p->is_behaviour) {
+        behaviour_step(p);
+      } else if (!p->started) {
+        start_free_form(p);
+      }
+      return;
+    }
+    case kTimeout: {
+      Process* p = find(Pid{e.item.a});
+      if (p == nullptr || p->dead || !p->waiting || p->wait_token != e.item.b) return;
+      p->timed_out = true;
+      p->waiting = false;
+      resume(p);
+      return;
+    }
+    case kTimer: {
+      Pid to;
+      MessagePtr m = timers.take(static_cast<std::uint32_t>(e.item.a),
+                                 static_cast<std::uint32_t>(e.item.b), to);
+      if (!m) return;
+      Process* p = find(to);
+      if (p == nullptr || p->dead) {
+        note(EventKind::drop, nullptr, to, m->from, Reason::noproc(), m->tag, m->id);
+        return;
+      }
+      note(EventKind::deliver, p, to, m->from, {}, m->tag, m->id);
+      enqueue(p, std::move(m));
+      return;
+    }
+    case kCallback: {
+      auto it = callbacks.find(e.seq);
+      if (it == callbacks.end()) return;
+      std::function<void()> fn = std::move(it->second);
+      callbacks.erase(it);
+      fn();
+      return;
+    }
+    default:
+      assert(false && "unknown event type");
+  }
+}
+
+void Simulation::Impl::schedule_run(Process* p) {
+  if (p->run_pending || p->dead) return;
+  p->run_pending = true;
+  queue.push(sim.now_, EventQueue::Item{kRun, p->pid.id, 0, nullptr});
+}
+
+// ---- fibers --------------------------------------------------------------------------------
+
+FiberSystem::Fiber* Simulation::Impl::take_runner() {
+  if (!runner_pool.empty()) {
+    FiberSystem::Fiber* f = runner_pool.back();
+    runner_pool.pop_back();
+    return f;
+  }
+  return sim.fibers_.create(sim.opts_.runner_stack_bytes, &Impl::runner_main, this);
+}
+
+FiberSystem::Fiber* Simulation::Impl::runner_main(void* arg) {
+  auto* k = static_cast<Impl*>(arg);
+  try {
+    k->loop();
+  } catch (const FiberEnd&) {
+  }
+  return k->sim.fibers_.main();  // runners end only at teardown, driven from main
+}
+
+void Simulation::Impl::resume(Process* p) {
+  Process* saved = current;
+  current = p;
+  sim.fibers_.switch_to(p->fiber);
+  current = saved;
+}
+
+void Simulation::Impl::block(Process* p) {
+  FiberSystem::Fiber* self = sim.fibers_.current();
+  p->fiber = self;
+  // A behaviour callback blocking on the runner's stack keeps that stack: hand the loop over.
+  if (self == runner) runner = take_runner();
+  sim.fibers_.switch_to(runner);
+  // Resumed by resume(p) from the runner (woken, timed out, killed, or teardown).
+}
+
+void Simulation::Impl::park_runner(FiberSystem::Fiber* self) {
+  runner_pool.push_back(self);
+  sim.fibers_.switch_to(runner);
+  // Taken from the pool: this fiber is the runner now.
+  if (tearing_down) throw FiberEnd{};
+}
+
+void Simulation::Impl::check(Process* p) {
+  if (tearing_down) throw FiberEnd{};
+  if (p->dead) throw ProcessExit{p->exit_reason, false};
+}
+
+void Simulation::Impl::drain_unwind() {
+  while (!unwind.empty()) {
+    Process* p = unwind.back();
+    unwind.pop_back();
+    resume(p);  // it throws ProcessExit from wait(); its handler disposes of the record
+  }
+}
+
+MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
+  check(p);
+  if (MessagePtr m = take_match(p, match)) return m;
+  if (timeout <= Duration::zero()) return nullptr;
+  const Time until = sim.now_ + timeout;
+  for (;;) {
+    p->waiting = true;
+    p->timed_out = false;
+    p->wait_match = &match;
+    const std::uint64_t token = ++p->wait_token;
+    if (until != Time::max()) {
+      queue.push(until, EventQueue::Item{kTimeout, p->pid.id, token, nullptr});
+    }
+    block(p);
+    p->waiting = false;
+    p->wait_match = nullptr;
+    check(p);
+    if (p->timed_out) return nullptr;
+    if (MessagePtr m = take_match(p, match)) return m;
+    if (sim.now_ >= until) return nullptr;
+  }
+}
+
+// ---- free-form processes -------------------------------------------------------------------
+
+void Simulation::Impl::start_free_form(Process* p) {
+  p->started = true;
+  const bool pooled = p->stack_bytes == sim.opts_.process_stack_bytes;
+  if (pooled && !process_pool.empty()) {
+    p->fiber = process_pool.back();
+    process_pool.pop_back();
+  } else {
+    p->fiber = sim.fibers_.create(p->stack_bytes, &Impl::process_main, this);
+  }
+  resume(p);
+}
+
+FiberSystem::Fiber* Simulation::Impl::process_main(void* arg) {
+  auto* k = static_cast<Impl*>(arg);
+  Simulation& sim = k->sim;
+  for (;;) {
+    Process* p = k->current;  // resume() set it before switching here
+    Reason reason = Reason::normal();
+    try {
+      Context ctx(sim, *p);
+      (*p->body)(ctx);
+      k->check(p);  // a swallowed kill or teardown still ends the process as such
+    } catch (const ProcessExit& e) {
+      reason = e.reason;
+    } catch (const FiberEnd&) {
+      return sim.fibers_.main();
+    } catch (const std::exception& e) {
+      reason = Reason::error(Atom(e.what()));
+    } catch (...) {
+      reason = Reason::error(Atom("unknown_exception"));
+    }
+    if (k->tearing_down) return sim.fibers_.main();
+    if (!p->dead) k->end_process(p, reason);
+    FiberSystem::Fiber* self = p->fiber;
+    const bool pooled = p->stack_bytes == sim.opts_.process_stack_bytes;
+    p->fiber = nullptr;
+    k->dispose(p);
+    if (!pooled) return k->runner;
+    k->process_pool.push_back(self);
+    sim.fibers_.switch_to(k->runner);
+    if (k->tearing_down) return sim.fibers_.main();
+  }
+}
+
+// ---- behaviour processes -------------------------------------------------------------------
+
+void Simulation::Impl::behaviour_step(Process* p) {
+  FiberSystem::Fiber* self = sim.fibers_.current();
+  MessagePtr m;
+  if (p->started) {
+    if (p->mbox_head == nullptr) return;
+    m.reset(p->mbox_head);
+    p->mbox_head = m->next;
+    if (p->mbox_head == nullptr) p->mbox_tail = nullptr;
+    m->next = nullptr;
+    --p->mbox_size;
+  }
+  current = p;
+  run_callback(p, m.get());
+  current = nullptr;
+  m.reset();
+  // The callback may have blocked and been resumed by another runner: then this fiber is no
+  // longer the runner and goes back to the pool once the process is let go.
+  if (p->dead) {
+    p->fiber = nullptr;
+    dispose(p);
+  } else {
+    p->fiber = nullptr;
+    if (p->mbox_head != nullptr) schedule_run(p);
+  }
+  if (runner != self) park_runner(self);
+}
+
+void Simulation::Impl::run_callback(Process* p, Message* m) {
+  Context ctx(sim, *p);
+  Behaviour& b = *p->behaviour;
+  try {
+    if (!p->started) {
+      p->started = true;
+      const InitResult r = b.init(ctx);
+      check(p);
+      if (r.status == InitResult::Status::ignore) {
+        end_process(p, Reason::normal());
+      } else if (r.status == InitResult::Status::stop) {
+        end_process(p, r.reason);
+      }
+      return;
+    }
+    switch (m->kind) {
+      case MsgKind::call: {
+        CallReply r = b.handle_call(ctx, *m, From{m->from, m->ref});
+        check(p);
+        if (r.has_reply) ctx.reply(From{m->from, m->ref}, r.tag, std::move(r.payload));
+        break;
+      }
+      case MsgKind::cast:
+        b.handle_cast(ctx, *m);
+        break;
+      case MsgKind::exit:
+        // gen_server: an exit signal from the parent, trapped, stops the server (terminate runs).
+        if (m->from == p->parent && p->parent) {
+          p->stop_requested = true;
+          p->stop_reason = m->reason;
+        } else {
+          b.handle_info(ctx, *m);
+        }
+        break;
+      default:
+        b.handle_info(ctx, *m);
+    }
+    check(p);
+    if (p->stop_requested) finish_behaviour(p, p->stop_reason, true);
+  } catch (const ProcessExit& e) {
+    if (!p->dead) finish_behaviour(p, e.reason, e.self_requested);
+  } catch (const FiberEnd&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (!p->dead) finish_behaviour(p, Reason::error(Atom(e.what())), true);
+  } catch (...) {
+    if (!p->dead) finish_behaviour(p, Reason::error(Atom("unknown_exception")), true);
+  }
+}
+
+void Simulation::Impl::finish_behaviour(Process* p, Reason r, bool run_terminate) {
+  if (run_terminate) {
+    p->stop_requested = false;
+    Context ctx(sim, *p);
+    try {
+      p->behaviour->terminate(ctx, r);
+    } catch (const ProcessExit& e) {
+      if (p->dead) return;
+      r = e.reason;
+    } catch (const FiberEnd&) {
+      throw;
+    } catch (const std::exception& e) {
+      r = Reason::error(Atom(e.what()));
+    } catch (...) {
+      r = Reason::error(Atom("unknown_exception"));
+    }
+  }
+  if (!p->dead) end_process(p, r);
+}
+
+// ---- teardown ------------------------------------------------------------------------------
+
+void Simulation::Impl::teardown() {
+  tearing_down = true;
+  FiberSystem& f = sim.fibers_;
+  // Unwind every stack still holding process frames, then every parked fiber; each ends by
+  // switching back here.
+  for (std::size_t i = 1; i < procs.size(); ++i) {
+    Process* p = procs[i];
+    if (p != nullptr && p->fiber != nullptr && p->started) {
+      current = p;
+      f.switch_to(p->fiber);
+      current = nullptr;
+    }
+  }
+  for (Process* p : unwind) {
+    if (p->fiber != nullptr) f.switch_to(p->fiber);
+  }
+  for (FiberSystem::Fiber* r : runner_pool) f.switch_to(r);
+  for (FiberSystem::Fiber* r : process_pool) f.switch_to(r);
+  if (runner != nullptr) f.switch_to(runner);
+  for (Process* p : unwind) delete p;
+  for (Process* p : procs) delete p;
+  procs.clear();
+}
+
+}  // namespace lic

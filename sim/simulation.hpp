@@ -1,0 +1,107 @@
+#pragma once
+// The kernel: one event queue, one virtual clock, processes, exit signals, the trace.
+//
+// Execution model (docs/kernel.md has the long form). The event loop runs on a "runner" fiber.
+// A behaviour callback runs directly on the runner's stack; if it blocks, the runner's fiber
+// stays with that process and another pooled fiber becomes the runner, so an idle behaviour
+// process owns no stack. A free-form process owns a fiber for its lifetime. The thread that
+// calls run() waits on its own context while the loop runs.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/fiber.hpp"
+#include "sim/process.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace lic {
+
+struct SimOptions {
+  std::uint64_t seed = 1;
+  TieBreak tie_break = TieBreak::fifo;
+  FiberBackend backend = FiberBackend::context;
+  TraceMode trace = TraceMode::keep;
+  std::size_t process_stack_bytes = 64 * 1024;  ///< free-form processes (virtual size)
+  std::size_t runner_stack_bytes = 256 * 1024;  ///< fibers that run the loop and callbacks
+  Atom default_node = Atom("node0");
+};
+
+/// A snapshot of one process for tests and reports.
+struct ProcessInfo {
+  Pid pid;
+  Atom node;
+  Label label;
+  bool behaviour = false;
+  bool trap_exit = false;
+  bool waiting = false;  ///< blocked in receive/sleep/call
+  std::size_t mailbox = 0;
+  std::vector<Pid> links;
+  std::size_t monitors = 0;  ///< monitors held on others
+};
+
+class Simulation {
+ public:
+  explicit Simulation(SimOptions opts = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const SimOptions& options() const { return opts_; }
+  Time now() const { return now_; }
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+  /// The root stream; derive named streams from it (rng().derive("faults")).
+  const Rng& rng() const { return root_rng_; }
+
+  // The world acting from outside any process (tests, fault injectors). Such actions come from
+  // no pid (Pid{}), like a signal from the runtime.
+  Pid spawn(Body body, SpawnOptions opts = {});
+  Pid spawn(std::unique_ptr<Behaviour> behaviour, SpawnOptions opts = {});
+  void send(Pid to, Atom tag, Payload payload = {});
+  /// An exit signal from outside (kill is untrappable; other reasons follow OTP's rules).
+  void exit(Pid target, Reason reason);
+  /// Runs `fn` in the kernel at time `at` (not before now); returns an id for cancel().
+  std::uint64_t schedule(Time at, std::function<void()> fn);
+  void cancel(std::uint64_t id);
+
+  bool alive(Pid p) const;
+  Pid whereis(Atom name) const;
+  std::optional<ProcessInfo> info(Pid p) const;
+  /// Live processes in pid order.
+  std::vector<Pid> processes() const;
+  std::size_t process_count() const { return live_processes_; }
+
+  /// Runs one event; false when none is left.
+  bool step();
+  /// Runs until no event is left.
+  void run();
+  /// Runs every event up to and including `t`, then sets the clock to `t`.
+  void run_until(Time t);
+  void advance(Duration d) { run_until(now_ + d); }
+  std::uint64_t events_processed() const { return events_; }
+  /// Fibers in existence (bound, pooled or running): the memory the model actually uses.
+  std::size_t fibers() const { return fibers_.live(); }
+
+ private:
+  friend class Context;
+  friend struct Kernel;
+  struct Impl;
+
+  SimOptions opts_;
+  Trace trace_;
+  Rng root_rng_;
+  Time now_;
+  std::uint64_t events_ = 0;
+  std::size_t live_processes_ = 0;
+  FiberSystem fibers_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lic
