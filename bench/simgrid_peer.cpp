@@ -389,6 +389,7 @@ int main(int argc, char** argv)
   std::uint64_t n = 0;  // 0 = per-workload default
   std::uint64_t m = 0;
   bool which_set = false;
+  bool quick = false;  // letitcrash bench --quick: a smoke run, small sizes
 
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -404,6 +405,8 @@ int main(int argc, char** argv)
     } else if (!which_set && (a == "w1" || a == "w2" || a == "w3" || a == "all")) {
       which = a;
       which_set = true;
+    } else if (a == "--quick") {
+      quick = true;
     } else if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;
@@ -414,6 +417,10 @@ int main(int argc, char** argv)
     }
   }
 
+  if (quick) {
+    m = m ? m : 20;
+    n = n ? n : 1000;
+  }
   auto w1 = [](std::uint64_t nn, std::uint64_t mm) { return run_w1(nn ? nn : 1000, mm ? mm : 1000000); };
   auto w2 = [](std::uint64_t nn, std::uint64_t) { return run_w2(nn ? nn : 10000); };
   auto w3 = [](std::uint64_t nn, std::uint64_t mm) { return run_w3(nn ? nn : 1000, mm ? mm : 100); };

@@ -1,0 +1,208 @@
+#include "bench/workloads.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "sim/simulation.hpp"
+
+namespace lic::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const Atom kToken("token");
+const Atom kTick("tick");
+const Atom kWake("wake");
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Shared by the ring's members: who is next, and how many hops are left.
+struct RingState {
+  std::vector<Pid> pids;
+  std::uint64_t remaining = 0;
+};
+
+class RingNode final : public Behaviour {
+ public:
+  RingNode(RingState* s, std::size_t index) : s_(s), index_(index) {}
+  void handle_info(Context& ctx, const Message&) override {
+    if (s_->remaining == 0) return;
+    --s_->remaining;
+    ctx.send_after(kMillisecond, s_->pids[(index_ + 1) % s_->pids.size()], kToken);
+  }
+
+ private:
+  RingState* s_;
+  std::size_t index_;
+};
+
+class Idle final : public Behaviour {
+ public:
+  void handle_info(Context& ctx, const Message&) override { ctx.stop(Reason::normal()); }
+};
+
+class Sleeper final : public Behaviour {
+ public:
+  Sleeper(std::size_t sleeps, std::uint64_t* fired) : left_(sleeps), fired_(fired) {}
+  InitResult init(Context& ctx) override {
+    arm(ctx);
+    return InitResult::ok();
+  }
+  void handle_info(Context& ctx, const Message&) override {
+    ++*fired_;
+    if (--left_ > 0) arm(ctx);
+  }
+
+ private:
+  void arm(Context& ctx) {
+    ctx.send_after(Duration{ctx.rng().uniform_range(1'000, 1'000'000)}, ctx.self(), kTick);
+  }
+  std::size_t left_;
+  std::uint64_t* fired_;
+};
+
+}  // namespace
+
+std::size_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0;
+  unsigned long resident = 0;
+  const int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+RingResult ring(const RingConfig& c) {
+  SimOptions o;
+  o.backend = c.backend;
+  o.trace = c.trace;
+  Simulation sim(o);
+  RingState s;
+  s.remaining = c.hops;
+  s.pids.reserve(c.processes);
+  for (std::size_t i = 0; i < c.processes; ++i) {
+    if (c.behaviour) {
+      s.pids.push_back(sim.spawn(std::make_unique<RingNode>(&s, i)));
+    } else {
+      s.pids.push_back(sim.spawn([&s, i](Context& ctx) {
+        for (;;) {
+          ctx.receive();
+          if (s.remaining == 0) return;
+          --s.remaining;
+          ctx.send_after(kMillisecond, s.pids[(i + 1) % s.pids.size()], kToken);
+        }
+      }));
+    }
+  }
+  sim.run();  // every member started and waiting
+  const Time start = sim.now();
+  sim.send(s.pids[0], kToken);
+  const auto t0 = Clock::now();
+  sim.run();
+  const double dt = seconds_since(t0);
+  return RingResult{static_cast<double>(c.hops) / dt,
+                    static_cast<std::uint64_t>((sim.now() - start).ns), sim.trace().count()};
+}
+
+SpawnResult spawn(const SpawnConfig& c) {
+  SimOptions o;
+  o.backend = c.backend;
+  o.trace = TraceMode::off;
+  Simulation sim(o);
+  std::vector<Pid> pids;
+  pids.reserve(c.processes);
+  const std::size_t before = resident_bytes();
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < c.processes; ++i) {
+    if (c.behaviour) {
+      pids.push_back(sim.spawn(std::make_unique<Idle>()));
+    } else {
+      pids.push_back(sim.spawn([](Context& ctx) { ctx.receive(); }));
+    }
+  }
+  sim.run();  // all started (init ran / body reached its receive)
+  const double dt = seconds_since(t0);
+  const std::size_t after = resident_bytes();
+  for (Pid p : pids) sim.send(p, kWake);
+  sim.run();
+  if (sim.process_count() != 0) std::fprintf(stderr, "bench: W2 processes did not all end\n");
+  return SpawnResult{static_cast<double>(c.processes) / dt,
+                     static_cast<double>(after - before) / static_cast<double>(c.processes)};
+}
+
+double timers(const TimerConfig& c) {
+  SimOptions o;
+  o.backend = c.backend;
+  o.trace = TraceMode::off;
+  Simulation sim(o);
+  std::uint64_t fired = 0;
+  for (std::size_t i = 0; i < c.processes; ++i) {
+    if (c.behaviour) {
+      sim.spawn(std::make_unique<Sleeper>(c.sleeps, &fired));
+    } else {
+      sim.spawn([&fired, n = c.sleeps](Context& ctx) {
+        for (std::size_t k = 0; k < n; ++k) {
+          ctx.sleep(Duration{ctx.rng().uniform_range(1'000, 1'000'000)});
+          ++fired;
+        }
+      });
+    }
+  }
+  const auto t0 = Clock::now();
+  sim.run();
+  const double dt = seconds_since(t0);
+  const std::uint64_t expected = static_cast<std::uint64_t>(c.processes) * c.sleeps;
+  if (fired != expected) std::fprintf(stderr, "bench: W3 fired %llu of %llu\n",
+                                      static_cast<unsigned long long>(fired),
+                                      static_cast<unsigned long long>(expected));
+  return static_cast<double>(fired) / dt;
+}
+
+std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return fn();
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return fn();
+  }
+  if (child == 0) {
+    close(fds[0]);
+    const std::vector<double> out = fn();
+    const std::size_t n = out.size();
+    bool ok = write(fds[1], &n, sizeof n) == static_cast<ssize_t>(sizeof n);
+    ok = ok && write(fds[1], out.data(), n * sizeof(double)) ==
+                   static_cast<ssize_t>(n * sizeof(double));
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  std::size_t n = 0;
+  std::vector<double> out;
+  if (read(fds[0], &n, sizeof n) == static_cast<ssize_t>(sizeof n) && n < 64) {
+    out.resize(n);
+    std::size_t got = 0;
+    auto* bytes = reinterpret_cast<char*>(out.data());
+    while (got < n * sizeof(double)) {
+      const ssize_t r = read(fds[0], bytes + got, n * sizeof(double) - got);
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    if (got != n * sizeof(double)) out.assign(n, std::numeric_limits<double>::quiet_NaN());
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return out;
+}
+
+}  // namespace lic::bench

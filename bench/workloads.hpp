@@ -1,0 +1,71 @@
+#pragma once
+// The benchmark workloads of DESIGN.md §9. Each returns figures; bench.cpp prints them one per
+// line as `name value unit`. Real time is measured here (never in sim/): this is the harness.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/fiber.hpp"
+#include "sim/trace.hpp"
+
+namespace lic::bench {
+
+struct Figure {
+  std::string name;
+  double value;
+  std::string unit;
+};
+
+struct RingConfig {
+  std::size_t processes = 1000;
+  std::uint64_t hops = 2'000'000;
+  bool behaviour = true;  ///< behaviour processes (callbacks) or free-form fiber processes
+  FiberBackend backend = FiberBackend::context;
+  TraceMode trace = TraceMode::off;
+  std::size_t network_nodes = 0;  ///< reserved for the cross-node ring (issue 4)
+};
+
+struct RingResult {
+  double hops_per_s;
+  std::uint64_t virtual_ns;
+  std::uint64_t trace_events;
+};
+
+/// W1: a token passes `hops` times around a ring, 1 ms of virtual latency per hop.
+RingResult ring(const RingConfig& c);
+
+struct SpawnConfig {
+  std::size_t processes = 10'000;
+  bool behaviour = true;
+  FiberBackend backend = FiberBackend::context;
+};
+
+struct SpawnResult {
+  double spawns_per_s;
+  double resident_bytes_per_process;
+};
+
+/// W2: N processes each wait for one message; all are messaged and end. Resident memory per
+/// idle process is measured while all N wait. Run in a fresh OS process (see isolated()) so the
+/// allocator's leftovers from earlier workloads do not blur the figure.
+SpawnResult spawn(const SpawnConfig& c);
+
+struct TimerConfig {
+  std::size_t processes = 1000;
+  std::size_t sleeps = 1000;  ///< per process
+  bool behaviour = true;
+  FiberBackend backend = FiberBackend::context;
+};
+
+/// W3: N processes each sleep M pseudo-random virtual durations; timer events per second.
+double timers(const TimerConfig& c);
+
+/// Runs `fn` in a forked child and returns what it returned (NaN values if the child failed).
+std::vector<double> isolated(const std::function<std::vector<double>()>& fn);
+
+/// Current resident set size of this process, in bytes.
+std::size_t resident_bytes();
+
+}  // namespace lic::bench
