@@ -47,7 +47,7 @@ std::string format_event_text(const TraceEvent& e) {
   if (!e.tag.empty()) line += fmt::format(" tag={}", e.tag.text());
   if (e.msg != 0) line += fmt::format(" msg={}", e.msg);
   if (has_reason(e.kind)) line += " reason=" + to_string(e.reason);
-  for (const TraceField& f : e.fields) line += fmt::format(" {}={}", f.key.text(), field_text(f.value));
+  for (const TraceField& f : e.fields()) line += fmt::format(" {}={}", f.key.text(), field_text(f.value));
   return line;
 }
 
@@ -66,9 +66,9 @@ std::string format_event_json(const TraceEvent& e) {
   if (!e.tag.empty()) j["tag"] = std::string(e.tag.text());
   if (e.msg != 0) j["msg"] = e.msg;
   if (has_reason(e.kind)) j["reason"] = to_string(e.reason);
-  if (!e.fields.empty()) {
+  if (e.field_count != 0) {
     nlohmann::ordered_json f = nlohmann::ordered_json::object();
-    for (const TraceField& x : e.fields) f[std::string(x.key.text())] = field_json(x.value);
+    for (const TraceField& x : e.fields()) f[std::string(x.key.text())] = field_json(x.value);
     j["fields"] = std::move(f);
   }
   return j.dump();

@@ -24,10 +24,13 @@ constexpr std::size_t kChunkBits = 12;
 constexpr std::size_t kChunkSize = std::size_t{1} << kChunkBits;
 constexpr std::size_t kChunks = 4096;
 
+// Constant-initialised, so reading an atom's text or hash needs no static-init guard.
+constinit std::array<std::atomic<Entry*>, kChunks> g_chunks{};
+
 struct Table {
   std::mutex mutex;
   std::map<std::string, std::uint32_t, std::less<>> index;
-  std::array<std::atomic<Entry*>, kChunks> chunks{};
+  std::array<std::atomic<Entry*>, kChunks>& chunks = g_chunks;
   std::uint32_t size = 0;
 
   Table() { add(""); }
@@ -46,10 +49,11 @@ struct Table {
     return i;
   }
 
-  const Entry& at(std::uint32_t i) const {
-    return chunks[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunkSize - 1)];
-  }
 };
+
+const Entry& entry(std::uint32_t i) {
+  return g_chunks[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunkSize - 1)];
+}
 
 Table& table() {
   static Table* t = new Table();  // never destroyed: atoms may be used during static teardown
@@ -66,8 +70,15 @@ Atom::Atom(std::string_view text) {
   index_ = it != t.index.end() ? it->second : t.add(text);
 }
 
-std::string_view Atom::text() const { return table().at(index_).text; }
+std::string_view Atom::text() const {
+  if (index_ == 0) return {};
+  return entry(index_).text;
+}
 
-std::uint64_t Atom::hash() const { return table().at(index_).hash; }
+std::uint64_t Atom::hash() const {
+  // The empty atom hashes to 0: most kernel events have empty slots, and they cost no lookup.
+  if (index_ == 0) return 0;
+  return entry(index_).hash;
+}
 
 }  // namespace lic

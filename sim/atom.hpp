@@ -15,7 +15,7 @@ class Atom {
   explicit Atom(std::string_view text);
 
   std::string_view text() const;
-  /// stable_hash(text()), cached at interning.
+  /// stable_hash(text()), cached at interning; 0 for the empty atom.
   std::uint64_t hash() const;
   std::uint32_t index() const { return index_; }
   bool empty() const { return index_ == 0; }

@@ -238,8 +238,7 @@ void Context::emit(Atom name, std::vector<TraceField> fields) {
   e.pid = self_->pid;
   e.label = self_->label;
   e.name = name;
-  e.fields = std::move(fields);
-  sim_->trace().append(std::move(e));
+  sim_->trace().append(e, std::move(fields));
 }
 
 }  // namespace lic

@@ -6,10 +6,10 @@
 // The benchmark measures both (`letitcrash bench --backend ...`); docs/kernel.md has the figures.
 
 #if defined(__SANITIZE_ADDRESS__)
-#define BOOST_USE_ASAN 1
+#define LIC_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define BOOST_USE_ASAN 1
+#define LIC_ASAN 1
 #endif
 #endif
 
@@ -30,6 +30,11 @@
 #include <map>
 #include <new>
 #include <vector>
+
+#if LIC_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
 
 namespace lic {
 namespace {
@@ -82,14 +87,26 @@ class StackPool {
 };
 
 /// Models Boost's StackAllocator concept over a StackPool.
+struct StackInfo {
+  const void* bottom = nullptr;  // lowest address
+  std::size_t size = 0;
+};
+
 struct PoolAllocator {
   // Shared: Boost.Fiber frees an ended fiber's stack lazily, possibly after the FiberSystem.
   std::shared_ptr<StackPool> pool;
   std::size_t bytes;
+  StackInfo* info;
 
   boost::context::stack_context allocate() {
     boost::context::stack_context sc;
     void* base = pool->take(bytes);
+#if LIC_ASAN
+    // A recycled stack still carries the poisoned redzones of its last owner's frames.
+    ASAN_UNPOISON_MEMORY_REGION(base, bytes);
+#endif
+    info->bottom = base;
+    info->size = bytes;
     sc.size = bytes;
     sc.sp = static_cast<char*>(base) + bytes;  // stacks grow down
     return sc;
@@ -132,6 +149,8 @@ struct FiberSystem::Impl {
 };
 
 struct FiberSystem::Fiber {
+  StackInfo stack;
+  void* fake_stack = nullptr;  // ASan's bookkeeping for this fiber's stack
   Entry entry = nullptr;
   void* arg = nullptr;
   std::size_t stack_bytes = 0;
@@ -206,16 +225,29 @@ void FiberSystem::switch_to(Fiber* to) {
     if (!to->started) {
       to->started = true;
       to->ctx = boost::context::fiber(
-          std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes},
+          std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes, &to->stack},
           [this, to](boost::context::fiber&& caller) {
+#if LIC_ASAN
+            // Learns the stack we came from (the thread's own stack, the first time).
+            __sanitizer_finish_switch_fiber(nullptr, &from_->stack.bottom, &from_->stack.size);
+#endif
             if (caller) from_->ctx = std::move(caller);
             reap();
             Fiber* next = to->entry(to->arg);
             finish(to, next);
+#if LIC_ASAN
+            __sanitizer_start_switch_fiber(nullptr, next->stack.bottom, next->stack.size);
+#endif
             return std::move(next->ctx);
           });
     }
+#if LIC_ASAN
+    __sanitizer_start_switch_fiber(&from->fake_stack, to->stack.bottom, to->stack.size);
+#endif
     boost::context::fiber back = std::move(to->ctx).resume();
+#if LIC_ASAN
+    __sanitizer_finish_switch_fiber(from->fake_stack, nullptr, nullptr);
+#endif
     // Back in `from`: whoever switched here left its continuation in `back` (empty if it ended).
     if (back) from_->ctx = std::move(back);
     reap();
@@ -225,7 +257,7 @@ void FiberSystem::switch_to(Fiber* to) {
   boost::fibers::context* self = boost::fibers::context::active();
   if (!to->started) {
     to->started = true;
-    boost::fibers::fiber fb(std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes},
+    boost::fibers::fiber fb(std::allocator_arg, PoolAllocator{impl_->stacks, to->stack_bytes, &to->stack},
                             [this, to] {
                               to->bctx = boost::fibers::context::active();
                               reap();

@@ -46,7 +46,7 @@ void Simulation::Impl::note(EventKind kind, const Process* p, Pid pid, Pid other
   e.reason = reason;
   e.tag = tag;
   e.msg = msg;
-  sim.trace_.append(std::move(e));
+  sim.trace_.append(e);
 }
 
 // ---- timers --------------------------------------------------------------------------------

@@ -51,23 +51,28 @@ std::string_view to_string(EventKind k) {
   return "?";
 }
 
+// The canonical encoding: four words per event, mixed in two independent lanes (so the CPU
+// overlaps them), then one step of the running accumulator; a system event adds its name and
+// fields. Pids and refs are per-simulation counters and atoms enter by their text hash, so the
+// value is the same in every run and from every compiler. `seq` is not hashed: the chain
+// already fixes each event's position.
 std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e) {
-  acc = mix(acc, static_cast<std::uint64_t>(e.time.ns));
-  acc = mix(acc, e.seq);
-  acc = mix(acc, static_cast<std::uint64_t>(e.kind));
-  acc = mix(acc, e.node.hash());
-  acc = mix(acc, e.pid.id);
-  acc = mix(acc, e.label.name.hash());
-  acc = mix(acc, e.label.instance);
-  acc = mix(acc, e.other.id);
-  acc = mix(acc, static_cast<std::uint64_t>(e.reason.kind));
-  acc = mix(acc, e.reason.detail.hash());
-  acc = mix(acc, e.tag.hash());
-  acc = mix(acc, e.msg);
+  const std::uint64_t w0 = static_cast<std::uint64_t>(e.time.ns);
+  const std::uint64_t w1 = e.pid.id ^ std::rotl(e.other.id, 32);
+  const std::uint64_t w2 =
+      e.msg ^ std::rotl(static_cast<std::uint64_t>(e.kind) |
+                            (static_cast<std::uint64_t>(e.reason.kind) << 16) |
+                            (static_cast<std::uint64_t>(e.label.instance) << 32),
+                        7);
+  const std::uint64_t w3 = e.node.hash() ^ std::rotl(e.label.name.hash(), 16) ^
+                           std::rotl(e.tag.hash(), 32) ^ std::rotl(e.reason.detail.hash(), 48);
+  const std::uint64_t lane_a = mix(mix(kP1, w0), w2);
+  const std::uint64_t lane_b = mix(mix(kP2, w1), w3);
+  acc = mix(acc, lane_a ^ std::rotl(lane_b, 27));
   if (e.kind == EventKind::system) {
     acc = mix(acc, e.name.hash());
-    acc = mix(acc, e.fields.size());
-    for (const TraceField& f : e.fields) {
+    acc = mix(acc, e.field_count);
+    for (const TraceField& f : e.fields()) {
       acc = mix(acc, f.key.hash());
       acc = field_words(acc, f.value);
     }
@@ -75,12 +80,21 @@ std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e) {
   return acc;
 }
 
-void Trace::append(TraceEvent&& e) {
-  if (mode_ == TraceMode::off) return;
-  e.seq = count_++;
-  acc_ = fold_event_hash(acc_, e);
+void Trace::stream(const TraceEvent& e) {
   for (TraceSink* s : sinks_) s->on_event(e);
-  if (mode_ == TraceMode::keep) events_.push_back(std::move(e));
+}
+
+void Trace::append(TraceEvent& e, std::vector<TraceField>&& fields) {
+  if (mode_ == TraceMode::off) return;
+  e.field_count = static_cast<std::uint32_t>(fields.size());
+  e.field_data = fields.data();
+  if (mode_ == TraceMode::keep && !fields.empty()) {
+    auto block = std::make_unique<TraceField[]>(fields.size());
+    for (std::size_t i = 0; i < fields.size(); ++i) block[i] = std::move(fields[i]);
+    e.field_data = block.get();
+    field_blocks_.push_back(std::move(block));
+  }
+  append(e);
 }
 
 std::uint64_t Trace::hash() const {

@@ -3,7 +3,13 @@
 // Nothing here formats text (reports/ does). Every event feeds a stable 64-bit hash over a
 // canonical encoding: integers and atom text hashes only, never addresses or atom indices.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -45,25 +51,93 @@ struct TraceField {
   FieldValue value;
 };
 
+/// One event. Trivially copyable (fields live elsewhere), so keeping millions costs a memcpy
+/// each and no destructor.
 struct TraceEvent {
   Time time;
   std::uint64_t seq = 0;  ///< position in the trace, from 0
-  EventKind kind = EventKind::system;
-  Atom node;
   Pid pid;
-  Label label;
   Pid other;
-  Reason reason;
-  Atom tag;
   std::uint64_t msg = 0;
+  Atom node;
+  Atom tag;
   Atom name;  ///< system events: what happened (child_started, fault_injected, ...)
-  std::vector<TraceField> fields;
+  Label label;
+  Reason reason;
+  EventKind kind = EventKind::system;
+  std::uint32_t field_count = 0;
+  const TraceField* field_data = nullptr;  ///< owned by the Trace (keep mode) or the appender
+
+  std::span<const TraceField> fields() const { return {field_data, field_count}; }
+};
+
+static_assert(std::is_trivially_copyable_v<TraceEvent> && std::is_trivially_destructible_v<TraceEvent>);
+
+/// Kept events in fixed chunks: appending never moves earlier events (a growing vector would
+/// copy the whole trace at every doubling and fault in twice the memory).
+class EventLog {
+ public:
+  static constexpr std::size_t kChunk = std::size_t{1} << 14;
+
+  EventLog() = default;
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+  ~EventLog() {
+    for (TraceEvent* c : chunks_) ::operator delete(static_cast<void*>(c));
+  }
+
+  void push_back(const TraceEvent& e) {
+    if (size_ % kChunk == 0) {
+      chunks_.push_back(static_cast<TraceEvent*>(::operator new(kChunk * sizeof(TraceEvent))));
+    }
+    ::new (static_cast<void*>(chunks_.back() + size_ % kChunk)) TraceEvent(e);
+    ++size_;
+  }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TraceEvent& operator[](std::size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  const TraceEvent& front() const { return (*this)[0]; }
+  const TraceEvent& back() const { return (*this)[size_ - 1]; }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = TraceEvent;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const TraceEvent*;
+    using reference = const TraceEvent&;
+    const_iterator() = default;
+    const_iterator(const EventLog* log, std::size_t i) : log_(log), i_(i) {}
+    reference operator*() const { return (*log_)[i_]; }
+    pointer operator->() const { return &(*log_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator t = *this;
+      ++i_;
+      return t;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const EventLog* log_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+
+ private:
+  std::vector<TraceEvent*> chunks_;
+  std::size_t size_ = 0;
 };
 
 /// Receives every event as it is appended (streaming to a file, a checker, a test).
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
+  /// `e.fields()` is valid during the call only.
   virtual void on_event(const TraceEvent& e) = 0;
 };
 
@@ -73,6 +147,11 @@ enum class TraceMode : std::uint8_t {
   keep,  ///< hashed, streamed, and kept in memory (the default)
 };
 
+struct TraceEvent;
+/// The canonical hash of one event, folded into `acc`; exposed for tests and replays.
+/// The encoding is fixed (see trace.cpp); changing it changes every pinned hash.
+std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e);
+
 class Trace {
  public:
   explicit Trace(TraceMode mode = TraceMode::keep) : mode_(mode) {}
@@ -81,23 +160,32 @@ class Trace {
   bool enabled() const { return mode_ != TraceMode::off; }
   void add_sink(TraceSink* sink) { sinks_.push_back(sink); }
 
-  /// Stamps seq, hashes, streams and (in keep mode) stores the event.
-  void append(TraceEvent&& e);
+  /// Stamps seq, hashes, streams and (in keep mode) stores a kernel event (no fields).
+  void append(TraceEvent& e) {
+    if (mode_ == TraceMode::off) return;
+    e.seq = count_++;
+    acc_ = fold_event_hash(acc_, e);
+    if (!sinks_.empty()) stream(e);
+    if (mode_ == TraceMode::keep) events_.push_back(e);
+  }
+  /// The same for a system event with its fields.
+  void append(TraceEvent& e, std::vector<TraceField>&& fields);
 
-  /// The hash of every event appended so far (0x… stable across runs and compilers).
+  /// The hash of every event appended so far: the same in every run of the same scenario, seed
+  /// and binary, and the goal is the same from gcc and clang builds.
   std::uint64_t hash() const;
   std::uint64_t count() const { return count_; }
-  const std::vector<TraceEvent>& events() const { return events_; }
+  const EventLog& events() const { return events_; }
 
  private:
+  void stream(const TraceEvent& e);
+
   TraceMode mode_;
-  std::vector<TraceEvent> events_;
+  EventLog events_;
+  std::vector<std::unique_ptr<TraceField[]>> field_blocks_;
   std::vector<TraceSink*> sinks_;
   std::uint64_t count_ = 0;
   std::uint64_t acc_ = 0x9e3779b97f4a7c15ULL;
 };
-
-/// The canonical hash of one event, folded into `acc`; exposed for tests and replays.
-std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e);
 
 }  // namespace lic

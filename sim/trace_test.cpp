@@ -50,7 +50,7 @@ TEST_CASE("trace hash: pinned value; the same from every compiler", "[trace]") {
   std::uint64_t events = 0;
   const std::uint64_t h = ring_hash({}, &events);
   CHECK(events == 107);  // 5 spawns, 1 send, 50 x (send + deliver), 1 exit
-  CHECK(h == 0xd32b5a1596869bfcULL);
+  CHECK(h == 0xfcb51bed00770917ULL);
 }
 
 TEST_CASE("trace: kernel events carry time; pid; node and label; system events carry fields", "[trace]") {
@@ -70,8 +70,8 @@ TEST_CASE("trace: kernel events carry time; pid; node and label; system events c
   CHECK(ev[1].time == Time{0} + 5_ms);
   CHECK(ev[1].name == Atom("batch_flushed"));
   CHECK(ev[1].label.name == Atom("/root/worker"));
-  REQUIRE(ev[1].fields.size() == 2);
-  CHECK(std::get<std::int64_t>(ev[1].fields[0].value) == 12);
+  REQUIRE(ev[1].fields().size() == 2);
+  CHECK(std::get<std::int64_t>(ev[1].fields()[0].value) == 12);
   CHECK(ev[2].kind == EventKind::exit);
   CHECK(ev[2].seq == 2);
 }

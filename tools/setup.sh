@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs (only what is missing), then configures and
+# builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
+# an install fails.
+#
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--no-build]
+#
+# -Werror is on when CI=true or --werror is given.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="$root/build"
+sanitize=OFF
+werror=OFF
+compiler=gcc
+do_build=1
+[ "${CI:-}" = "true" ] && werror=ON
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --sanitize) sanitize=ON; shift ;;
+    --werror) werror=ON; shift ;;
+    --compiler) compiler="$2"; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-fiber1.74-dev libboost-context1.74-dev
+  catch2 librapidcheck-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  graphviz libsimgrid-dev
+)
+[ "$compiler" = clang ] && packages+=(clang)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
+      echo "setup: missing packages ${missing[*]} and not root (no sudo): install them and re-run" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${sudo_cmd[@]}" apt-get update -qq >/tmp/letitcrash-apt.log 2>&1; then
+    cat /tmp/letitcrash-apt.log >&2
+    echo "setup: apt-get update failed" >&2
+    exit 1
+  fi
+  for p in "${missing[@]}"; do
+    if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>/tmp/letitcrash-apt.log 2>&1; then
+      tail -n 20 /tmp/letitcrash-apt.log >&2
+      echo "setup: FAILED to install Debian package '$p'" >&2
+      exit 1
+    fi
+  done
+fi
+
+[ "$do_build" = 1 ] || exit 0
+
+cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
+if [ "$compiler" = clang ]; then
+  cmake_args+=(-DCMAKE_CXX_COMPILER=clang++)
+elif [ "$compiler" != gcc ]; then
+  echo "setup.sh: --compiler takes gcc or clang" >&2; exit 2
+fi
+jobs="$(nproc 2>/dev/null || echo 2)"
+mkdir -p "$build_dir"
+if ! cmake "${cmake_args[@]}" >"$build_dir/setup-configure.log" 2>&1; then
+  cat "$build_dir/setup-configure.log" >&2
+  echo "setup: cmake configure failed" >&2
+  exit 1
+fi
+if ! cmake --build "$build_dir" -j "$jobs" >"$build_dir/setup-build.log" 2>&1; then
+  grep -E "error|Error" "$build_dir/setup-build.log" | head -n 40 >&2 || tail -n 40 "$build_dir/setup-build.log" >&2
+  echo "setup: build failed (full log: $build_dir/setup-build.log)" >&2
+  exit 1
+fi
