@@ -31,10 +31,11 @@ Atom Context::node() const { return self_->node; }
 const Label& Context::label() const { return self_->label; }
 
 Rng& Context::rng() {
-  if (!self_->rng) {
-    self_->rng = std::make_unique<Rng>(sim_->rng().derive("process").derive(self_->pid.id));
+  if (!self_->has_rng) {
+    self_->rng = sim_->rng().derive("process").derive(self_->pid.id);
+    self_->has_rng = true;
   }
-  return *self_->rng;
+  return self_->rng;
 }
 
 void Context::send(Pid to, Atom tag, Payload payload) {
@@ -50,13 +51,15 @@ void Context::send(Atom registered_name, Atom tag, Payload payload) {
 Ref Context::send_after(Duration delay, Pid to, Atom tag, Payload payload) {
   auto& k = kernel(*sim_);
   k.check(self_);
-  MessagePtr m = build(MsgKind::plain, tag, std::move(payload));
+  Message* m = nullptr;
+  auto [slot, gen] = k.timers.add(to, m);  // built in place: the timer owns it until it fires
+  m->tag = tag;
+  m->payload = std::move(payload);
   m->from = self_->pid;
   m->id = k.next_msg++;
   k.note(EventKind::send, self_, self_->pid, to, {}, m->tag, m->id);
-  auto [slot, gen] = k.timers.add(std::move(m), to);
   k.queue.push(sim_->now() + (delay < Duration::zero() ? Duration::zero() : delay),
-               EventQueue::Item{Simulation::Impl::kTimer, slot, gen, nullptr});
+               EventQueue::Item{Simulation::Impl::kTimer, gen, slot});
   return Ref{(std::uint64_t{gen} << 32) | slot};
 }
 

@@ -1,8 +1,20 @@
 #include "sim/event_queue.hpp"
 
+#include <algorithm>
 #include <cassert>
+#include <climits>
 
 namespace lic {
+
+namespace {
+// std::push_heap / pop_heap build a max-heap: invert the order for a min-heap on (key, seq).
+struct Later {
+  bool operator()(const EventQueue::Entry& x, const EventQueue::Entry& y) const {
+    if (x.key != y.key) return x.key > y.key;
+    return x.seq > y.seq;
+  }
+};
+}  // namespace
 
 std::string_view to_string(TieBreak t) { return t == TieBreak::fifo ? "fifo" : "random"; }
 
@@ -16,12 +28,15 @@ bool parse_tie_break(std::string_view text, TieBreak& out) {
 std::uint64_t EventQueue::push(Time t, const Item& item) {
   assert(t >= now_);
   Entry e{t, 0, next_seq_++, item};
-  if (policy_ == TieBreak::fifo && t == now_) {
-    fifo_.push_back(e);
-    return e.seq;
-  }
   if (policy_ == TieBreak::random) e.key = rng_.next_u64();
-  heap_push(e);
+  if (t == now_) {
+    now_push(e);
+  } else if (radix_) {
+    place(e);
+  } else {
+    heap_push(e);
+    if (heap_.size() > kRadixAbove) to_radix();
+  }
   return e.seq;
 }
 
@@ -30,7 +45,7 @@ void EventQueue::heap_push(const Entry& e) {
   heap_.push_back(e);
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
-    if (!before(e, heap_[parent])) break;
+    if (!earlier(e, heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
@@ -50,13 +65,95 @@ void EventQueue::heap_pop(Entry& out) {
     std::size_t best = first;
     const std::size_t end = first + 4 < n ? first + 4 : n;
     for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+      if (earlier(heap_[c], heap_[best])) best = c;
     }
-    if (!before(heap_[best], last)) break;
+    if (!earlier(heap_[best], last)) break;
     heap_[i] = heap_[best];
     i = best;
   }
   heap_[i] = last;
+}
+
+void EventQueue::to_radix() {
+  radix_ = true;
+  for (const Entry& e : heap_) place(e);
+  heap_.clear();
+}
+
+void EventQueue::place(const Entry& e) {
+  const auto diff = static_cast<std::uint64_t>(e.time.ns) ^ static_cast<std::uint64_t>(now_.ns);
+  const int level = (63 - __builtin_clzll(diff)) / 8;
+  const int digit = static_cast<int>((static_cast<std::uint64_t>(e.time.ns) >> (8 * level)) & 0xff);
+  buckets_[level][digit].push_back(e);
+  occupied_[level][digit / 64] |= std::uint64_t{1} << (digit % 64);
+  if (buckets_[level][digit].size() == 1) {
+    if (level_buckets_[level]++ == 0) levels_ |= 1U << level;
+  }
+  ++future_;
+}
+
+bool EventQueue::lowest(int& level, int& digit) const {
+  if (levels_ == 0) return false;
+  level = __builtin_ctz(levels_);
+  for (int w = 0; w < kDigits / 64; ++w) {
+    if (occupied_[level][w] != 0) {
+      digit = w * 64 + __builtin_ctzll(occupied_[level][w]);
+      return true;
+    }
+  }
+  assert(false && "levels_ out of step with occupied_");
+  return false;
+}
+
+void EventQueue::now_push(const Entry& e) {
+  now_q_.push_back(e);  // fifo: seq only grows, so the FIFO stays in order
+  if (policy_ == TieBreak::random) std::push_heap(now_q_.begin(), now_q_.end(), Later{});
+}
+
+bool EventQueue::now_pop(Entry& out) {
+  if (now_empty()) return false;
+  if (policy_ == TieBreak::fifo) {
+    out = now_q_[now_head_++];
+    if (now_head_ == now_q_.size()) {
+      now_q_.clear();
+      now_head_ = 0;
+    }
+    return true;
+  }
+  std::pop_heap(now_q_.begin(), now_q_.end(), Later{});
+  out = now_q_.back();
+  now_q_.pop_back();
+  return true;
+}
+
+void EventQueue::clear_bucket(int level, int digit) {
+  buckets_[level][digit].clear();  // keeps its capacity for the next batch
+  occupied_[level][digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
+  if (--level_buckets_[level] == 0) levels_ &= ~(1U << level);
+}
+
+void EventQueue::advance(int level, int digit, std::int64_t m) {
+  now_ = Time{m};
+  std::vector<Entry>& b = buckets_[level][digit];
+  future_ -= b.size();
+  // Every event of this bucket agrees with m on the bytes from `level` up, so each lands either
+  // in the current instant or in a lower level (never this bucket): buckets above stay valid.
+  for (const Entry& e : b) {
+    if (e.time.ns == m) {
+      now_q_.push_back(e);
+    } else {
+      place(e);
+    }
+  }
+  clear_bucket(level, digit);
+  // now_q_ was empty: the batch becomes the current instant, in (key, seq) order.
+  if (now_q_.size() > 1) {
+    if (policy_ == TieBreak::fifo) {
+      std::sort(now_q_.begin(), now_q_.end(), before);
+    } else {
+      std::make_heap(now_q_.begin(), now_q_.end(), Later{});
+    }
+  }
 }
 
 bool EventQueue::take_cancelled(const Entry& e) {
@@ -67,36 +164,83 @@ bool EventQueue::take_cancelled(const Entry& e) {
   return true;
 }
 
-bool EventQueue::pop(Entry& out) {
+bool EventQueue::pop_until(Time deadline, Entry& out) {
   for (;;) {
-    if (!heap_.empty() && (heap_.front().time <= now_ || fifo_head_ == fifo_.size())) {
+    if (!now_empty()) {
+      if (now_ > deadline) return false;
+      now_pop(out);
+      if (take_cancelled(out)) continue;
+      return true;
+    }
+    if (!radix_) {
+      if (heap_.empty() || heap_.front().time > deadline) return false;
+      // The heap gives (time, key, seq) order: move the whole next instant to now_q_, or, when
+      // the instant holds one event (the common case), hand it out directly.
+      now_ = heap_.front().time;
       heap_pop(out);
-    } else if (fifo_head_ < fifo_.size()) {
-      out = fifo_[fifo_head_++];
-      if (fifo_head_ == fifo_.size()) {
-        fifo_.clear();
-        fifo_head_ = 0;
+      if (heap_.empty() || heap_.front().time != now_) {
+        if (take_cancelled(out)) continue;
+        return true;
       }
-    } else {
+      now_push(out);
+      while (!heap_.empty() && heap_.front().time == now_) {
+        Entry e;
+        heap_pop(e);
+        now_push(e);
+      }
+      continue;
+    }
+    if (future_ == 0) {
+      radix_ = false;
       return false;
     }
-    if (take_cancelled(out)) continue;
-    now_ = out.time;
-    return true;
+    int level = 0;
+    int digit = 0;
+    if (!lowest(level, digit)) return false;
+    std::int64_t m = INT64_MAX;
+    for (const Entry& e : buckets_[level][digit]) m = std::min(m, e.time.ns);
+    if (Time{m} > deadline) return false;
+    // Moving the clock to m is safe even if the event there is cancelled: m <= deadline, and
+    // the simulation's clock reaches the deadline before anything new can be pushed.
+    advance(level, digit, m);
   }
 }
 
 Time EventQueue::next_time() {
   for (;;) {
-    if (fifo_head_ < fifo_.size()) {
-      if (!take_cancelled(fifo_[fifo_head_])) return now_;
-      ++fifo_head_;
+    if (!now_empty()) {
+      const Entry& front = now_front();
+      if (cancelled_.empty() || cancelled_.count(front.seq) == 0) return now_;
+      Entry dropped;
+      now_pop(dropped);
+      cancelled_.erase(dropped.seq);
       continue;
     }
-    if (heap_.empty()) return Time::max();
-    if (!take_cancelled(heap_.front())) return heap_.front().time;
-    Entry dropped;
-    heap_pop(dropped);
+    if (!radix_) {
+      if (heap_.empty()) return Time::max();
+      if (cancelled_.empty() || cancelled_.count(heap_.front().seq) == 0) return heap_.front().time;
+      Entry dropped;
+      heap_pop(dropped);
+      cancelled_.erase(dropped.seq);
+      continue;
+    }
+    int level = 0;
+    int digit = 0;
+    if (!lowest(level, digit)) return Time::max();
+    // The earliest live time, without moving the clock: a caller may still push events before it.
+    std::vector<Entry>& b = buckets_[level][digit];
+    std::int64_t m = INT64_MAX;
+    for (const Entry& e : b) {
+      if (!cancelled_.empty() && cancelled_.count(e.seq) != 0) continue;
+      m = std::min(m, e.time.ns);
+    }
+    if (m != INT64_MAX) {
+      // The bucket's earliest is live; but a live event in a later bucket cannot be earlier.
+      return Time{m};
+    }
+    for (const Entry& e : b) cancelled_.erase(e.seq);  // a bucket of cancelled events only
+    future_ -= b.size();
+    clear_bucket(level, digit);
   }
 }
 

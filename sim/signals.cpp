@@ -31,9 +31,8 @@ void erase_ref(std::vector<MonitorEntry>& v, Ref r) {
 
 // ---- trace ---------------------------------------------------------------------------------
 
-void Simulation::Impl::note(EventKind kind, const Process* p, Pid pid, Pid other, Reason reason,
-                            Atom tag, std::uint64_t msg) {
-  if (!sim.trace_.enabled()) return;
+void Simulation::Impl::record(EventKind kind, const Process* p, Pid pid, Pid other,
+                              Reason reason, Atom tag, std::uint64_t msg) {
   TraceEvent e;
   e.time = sim.now_;
   e.kind = kind;
@@ -51,13 +50,7 @@ void Simulation::Impl::note(EventKind kind, const Process* p, Pid pid, Pid other
 
 // ---- timers --------------------------------------------------------------------------------
 
-TimerTable::~TimerTable() {
-  for (Slot& s : slots_) {
-    if (s.msg != nullptr) MessageDeleter{}(s.msg);
-  }
-}
-
-std::pair<std::uint32_t, std::uint32_t> TimerTable::add(MessagePtr m, Pid to) {
+std::pair<std::uint32_t, std::uint32_t> TimerTable::add(Pid to, Message*& msg) {
   std::uint32_t i;
   if (!free_.empty()) {
     i = free_.back();
@@ -66,17 +59,22 @@ std::pair<std::uint32_t, std::uint32_t> TimerTable::add(MessagePtr m, Pid to) {
     i = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  slots_[i].msg = m.release();
-  slots_[i].to = to;
-  return {i, slots_[i].gen};
+  Slot& s = slots_[i];
+  s.msg = Message();
+  msg = &s.msg;
+  s.to = to;
+  s.live = true;
+  return {i, s.gen};
 }
 
 MessagePtr TimerTable::take(std::uint32_t slot, std::uint32_t gen, Pid& to) {
-  if (slot >= slots_.size() || slots_[slot].gen != gen || slots_[slot].msg == nullptr) return {};
+  if (slot >= slots_.size() || slots_[slot].gen != gen || !slots_[slot].live) return {};
   Slot& s = slots_[slot];
-  MessagePtr m(s.msg);
+  MessagePtr m = make_message();
+  *m = std::move(s.msg);
   to = s.to;
-  s.msg = nullptr;
+  s.msg.payload.reset();
+  s.live = false;
   ++s.gen;
   free_.push_back(slot);
   return m;
@@ -91,7 +89,7 @@ bool TimerTable::cancel(std::uint32_t slot, std::uint32_t gen) {
 
 SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> b,
                                     std::unique_ptr<Body> body, const SpawnOptions& opts) {
-  auto* p = new Process();
+  auto* p = ::new (process_memory.allocate()) Process();
   p->pid = Pid{procs.size()};
   procs.push_back(p);
   ++sim.live_processes_;
@@ -339,12 +337,17 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
     unwind.push_back(p);
     return;
   }
-  delete p;
+  destroy(p);
 }
 
 void Simulation::Impl::dispose(Process* p) {
   assert(p->dead);
-  delete p;
+  destroy(p);
+}
+
+void Simulation::Impl::destroy(Process* p) {
+  p->~Process();
+  process_memory.deallocate(p);
 }
 
 // ---- the world's side of the API -----------------------------------------------------------
@@ -370,7 +373,7 @@ void Simulation::exit(Pid target, Reason reason) {
 
 std::uint64_t Simulation::schedule(Time at, std::function<void()> fn) {
   if (at < now_) at = now_;
-  const std::uint64_t id = impl_->queue.push(at, EventQueue::Item{Impl::kCallback, 0, 0, nullptr});
+  const std::uint64_t id = impl_->queue.push(at, EventQueue::Item{Impl::kCallback, 0, 0});
   // The callback is keyed by the event's own id so that cancel() can drop both.
   impl_->callbacks.emplace(id, std::move(fn));
   return id;

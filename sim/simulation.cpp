@@ -58,9 +58,8 @@ void Simulation::run_until(Time t) {
 void Simulation::Impl::loop() {
   for (;;) {
     drain_unwind();
-    const Time next = queue.next_time();
     EventQueue::Entry e;
-    if (budget > 0 && next != Time::max() && next <= deadline && queue.pop(e)) {
+    if (budget > 0 && queue.pop_until(deadline, e)) {
       sim.now_ = e.time;
       ++sim.events_;
       --budget;
@@ -125,7 +124,7 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
 void Simulation::Impl::schedule_run(Process* p) {
   if (p->run_pending || p->dead) return;
   p->run_pending = true;
-  queue.push(sim.now_, EventQueue::Item{kRun, p->pid.id, 0, nullptr});
+  queue.push(sim.now_, EventQueue::Item{kRun, 0, p->pid.id});
 }
 
 // ---- fibers --------------------------------------------------------------------------------
@@ -193,9 +192,9 @@ MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
     p->waiting = true;
     p->timed_out = false;
     p->wait_match = &match;
-    const std::uint64_t token = ++p->wait_token;
+    const std::uint32_t token = ++p->wait_token;
     if (until != Time::max()) {
-      queue.push(until, EventQueue::Item{kTimeout, p->pid.id, token, nullptr});
+      queue.push(until, EventQueue::Item{kTimeout, token, p->pid.id});
     }
     block(p);
     p->waiting = false;
@@ -373,8 +372,10 @@ void Simulation::Impl::teardown() {
   for (FiberSystem::Fiber* r : runner_pool) f.switch_to(r);
   for (FiberSystem::Fiber* r : process_pool) f.switch_to(r);
   if (runner != nullptr) f.switch_to(runner);
-  for (Process* p : unwind) delete p;
-  for (Process* p : procs) delete p;
+  for (Process* p : unwind) destroy(p);
+  for (Process* p : procs) {
+    if (p != nullptr) destroy(p);
+  }
   procs.clear();
 }
 
