@@ -51,13 +51,11 @@ void Context::send(Atom registered_name, Atom tag, Payload payload) {
 Ref Context::send_after(Duration delay, Pid to, Atom tag, Payload payload) {
   auto& k = kernel(*sim_);
   k.check(self_);
-  Message* m = nullptr;
-  auto [slot, gen] = k.timers.add(to, m);  // built in place: the timer owns it until it fires
-  m->tag = tag;
-  m->payload = std::move(payload);
+  MessagePtr m = build(MsgKind::plain, tag, std::move(payload));
   m->from = self_->pid;
   m->id = k.next_msg++;
   k.note(EventKind::send, self_, self_->pid, to, {}, m->tag, m->id);
+  auto [slot, gen] = k.timers.add(std::move(m), to);
   k.queue.push(sim_->now() + (delay < Duration::zero() ? Duration::zero() : delay),
                EventQueue::Item{Simulation::Impl::kTimer, gen, slot});
   return Ref{(std::uint64_t{gen} << 32) | slot};

@@ -66,19 +66,18 @@ struct Process {
 /// are O(1) and a stale ref never matches a reused slot.
 class TimerTable {
  public:
-  /// A slot for a new timer's message, built in place; returns {slot, generation}.
-  std::pair<std::uint32_t, std::uint32_t> add(Pid to, Message*& msg);
+  ~TimerTable();
+  /// Holds the message until the timer fires; returns {slot, generation}.
+  std::pair<std::uint32_t, std::uint32_t> add(MessagePtr m, Pid to);
   /// Takes the message if the timer is still pending.
   MessagePtr take(std::uint32_t slot, std::uint32_t gen, Pid& to);
   bool cancel(std::uint32_t slot, std::uint32_t gen);
 
  private:
-  // The message lives in the slot itself, so firing a timer touches one cold line, not two.
   struct Slot {
-    Message msg;
+    Message* msg = nullptr;
     Pid to;
     std::uint32_t gen = 1;
-    bool live = false;
   };
   std::vector<Slot, HugePageAllocator<Slot>> slots_;
   std::vector<std::uint32_t> free_;

@@ -50,7 +50,13 @@ void Simulation::Impl::record(EventKind kind, const Process* p, Pid pid, Pid oth
 
 // ---- timers --------------------------------------------------------------------------------
 
-std::pair<std::uint32_t, std::uint32_t> TimerTable::add(Pid to, Message*& msg) {
+TimerTable::~TimerTable() {
+  for (Slot& s : slots_) {
+    if (s.msg != nullptr) MessageDeleter{}(s.msg);
+  }
+}
+
+std::pair<std::uint32_t, std::uint32_t> TimerTable::add(MessagePtr m, Pid to) {
   std::uint32_t i;
   if (!free_.empty()) {
     i = free_.back();
@@ -59,22 +65,18 @@ std::pair<std::uint32_t, std::uint32_t> TimerTable::add(Pid to, Message*& msg) {
     i = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
-  Slot& s = slots_[i];
-  s.msg = Message();
-  msg = &s.msg;
-  s.to = to;
-  s.live = true;
-  return {i, s.gen};
+  slots_[i].msg = m.release();
+  slots_[i].to = to;
+  return {i, slots_[i].gen};
 }
 
 MessagePtr TimerTable::take(std::uint32_t slot, std::uint32_t gen, Pid& to) {
-  if (slot >= slots_.size() || slots_[slot].gen != gen || !slots_[slot].live) return {};
+  if (slot >= slots_.size()) return {};
   Slot& s = slots_[slot];
-  MessagePtr m = make_message();
-  *m = std::move(s.msg);
+  if (s.gen != gen || s.msg == nullptr) return {};
+  MessagePtr m(s.msg);
   to = s.to;
-  s.msg.payload.reset();
-  s.live = false;
+  s.msg = nullptr;
   ++s.gen;
   free_.push_back(slot);
   return m;

@@ -73,11 +73,13 @@ struct TraceEvent {
 
 static_assert(std::is_trivially_copyable_v<TraceEvent> && std::is_trivially_destructible_v<TraceEvent>);
 
-/// Kept events in fixed chunks: appending never moves earlier events (a growing vector would
-/// copy the whole trace at every doubling and fault in twice the memory).
+/// Kept events in fixed 2 MiB chunks: appending never moves earlier events (a growing vector
+/// would copy the whole trace at every doubling and fault in twice the memory). Huge pages were
+/// tried for the chunks and were slower here: the kernel compacts memory to find them.
 class EventLog {
  public:
-  static constexpr std::size_t kChunk = std::size_t{1} << 14;
+  static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+  static constexpr std::size_t kChunk = kChunkBytes / sizeof(TraceEvent);
 
   EventLog() = default;
   EventLog(const EventLog&) = delete;
