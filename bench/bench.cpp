@@ -1,5 +1,6 @@
 #include "bench/bench.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,32 +17,50 @@ void print(const std::string& name, double value, const char* unit) {
   std::fflush(stdout);
 }
 
+/// Throughput on a shared machine is noisy; the best of a few runs is the least disturbed one.
+template <class F>
+double best_of(int n, F run) {
+  double best = 0;
+  for (int i = 0; i < n; ++i) best = std::max(best, run());
+  return best;
+}
+
 std::string backend_suffix(FiberBackend b) {
   return b == FiberBackend::context ? "" : "_boost_fiber";
 }
 
 void run_w1(const BenchOptions& o) {
   const std::uint64_t hops = o.quick ? 200'000 : 5'000'000;
+  const int n = o.quick ? 1 : o.repeat;
+  // Interleaved, so drift in the machine's load hits the three alike; best of n each.
   RingConfig c;
   c.hops = hops;
-  const RingResult plain = ring(c);
-  print("w1_ring_behaviour_hops_per_s", plain.hops_per_s, "hops/s");
-  c.trace = TraceMode::hash;
-  const RingResult hashed = ring(c);
-  print("w1_ring_behaviour_trace_hash_hops_per_s", hashed.hops_per_s, "hops/s");
-  c.trace = TraceMode::keep;
-  c.hops = hops / 2;  // kept events cost memory: 2 events a hop
-  const RingResult kept = ring(c);
-  print("w1_ring_behaviour_trace_keep_hops_per_s", kept.hops_per_s, "hops/s");
-  print("w1_trace_hash_overhead_percent", (plain.hops_per_s / hashed.hops_per_s - 1) * 100, "%");
-  print("w1_trace_keep_overhead_percent", (plain.hops_per_s / kept.hops_per_s - 1) * 100, "%");
+  RingConfig h = c;
+  h.trace = TraceMode::hash;
+  RingConfig k = c;
+  k.trace = TraceMode::keep;
+  k.hops = hops / 2;  // kept events cost memory: 2 events a hop
+  double plain = 0;
+  double hashed = 0;
+  double kept = 0;
+  for (int i = 0; i < n; ++i) {
+    plain = std::max(plain, ring(c).hops_per_s);
+    hashed = std::max(hashed, ring(h).hops_per_s);
+    kept = std::max(kept, ring(k).hops_per_s);
+  }
+  print("w1_ring_behaviour_hops_per_s", plain, "hops/s");
+  print("w1_ring_behaviour_trace_hash_hops_per_s", hashed, "hops/s");
+  print("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
+  print("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");
+  print("w1_trace_keep_overhead_percent", (plain / kept - 1) * 100, "%");
   for (FiberBackend b : {FiberBackend::context, FiberBackend::boost_fiber}) {
     if (b == FiberBackend::boost_fiber && !o.both_backends) continue;
     RingConfig f;
     f.behaviour = false;
     f.backend = b;
     f.hops = o.quick ? 100'000 : 2'000'000;
-    print("w1_ring_fiber" + backend_suffix(b) + "_hops_per_s", ring(f).hops_per_s, "hops/s");
+    print("w1_ring_fiber" + backend_suffix(b) + "_hops_per_s",
+          best_of(n, [&] { return ring(f).hops_per_s; }), "hops/s");
   }
 }
 
@@ -76,12 +95,13 @@ void run_w3(const BenchOptions& o) {
   };
   const std::vector<Size> sizes = o.quick ? std::vector<Size>{{1000, 200}, {100'000, 2}}
                                           : std::vector<Size>{{1000, 10'000}, {1'000'000, 10}};
+  const int n = o.quick ? 1 : o.repeat;
   for (const Size& s : sizes) {
     const std::vector<double> r = isolated([&] {
       TimerConfig c;
       c.processes = s.n;
       c.sleeps = s.m;
-      return std::vector<double>{timers(c)};
+      return std::vector<double>{best_of(n, [&] { return timers(c); })};
     });
     if (r.size() == 1) {
       print("w3_timers_behaviour_" + std::to_string(s.n) + "_events_per_s", r[0], "events/s");
@@ -91,7 +111,7 @@ void run_w3(const BenchOptions& o) {
   f.behaviour = false;
   f.processes = 1000;
   f.sleeps = o.quick ? 100 : 2000;
-  print("w3_timers_fiber_1000_events_per_s", timers(f), "events/s");
+  print("w3_timers_fiber_1000_events_per_s", best_of(n, [&] { return timers(f); }), "events/s");
 }
 
 void run_peer(const BenchOptions& o) {

@@ -14,6 +14,7 @@ struct BenchOptions {
   bool both_backends = true;       ///< also run the fiber workloads on Boost.Fiber
   bool peer = true;                ///< run the SimGrid peer if it was built
   std::size_t w2_fiber_max = 100'000;
+  int repeat = 3;                  ///< throughput figures: best of this many runs
   std::string self_path;           ///< argv[0]-ish path, to find the peer next to it
 };
 

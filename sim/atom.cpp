@@ -11,21 +11,18 @@
 #include "sim/rng.hpp"
 
 namespace lic {
-namespace {
-
-struct Entry {
-  std::string text;
-  std::uint64_t hash;
-};
-
-// Chunked so entries never move: readers hold no lock (an index reaches a reader only after the
-// interning call that made it returned, which published the chunk under the mutex).
-constexpr std::size_t kChunkBits = 12;
-constexpr std::size_t kChunkSize = std::size_t{1} << kChunkBits;
-constexpr std::size_t kChunks = 4096;
 
 // Constant-initialised, so reading an atom's text or hash needs no static-init guard.
-constinit std::array<std::atomic<Entry*>, kChunks> g_chunks{};
+constinit std::array<std::atomic<detail::AtomEntry*>, detail::kAtomChunks> detail::g_atom_chunks{};
+
+namespace {
+
+using detail::AtomEntry;
+using Entry = AtomEntry;
+constexpr std::size_t kChunkBits = detail::kAtomChunkBits;
+constexpr std::size_t kChunkSize = std::size_t{1} << kChunkBits;
+constexpr std::size_t kChunks = detail::kAtomChunks;
+auto& g_chunks = detail::g_atom_chunks;
 
 struct Table {
   std::mutex mutex;
@@ -43,7 +40,7 @@ struct Table {
       chunk = new Entry[kChunkSize];
       chunks[i >> kChunkBits].store(chunk, std::memory_order_release);
     }
-    chunk[i & (kChunkSize - 1)] = Entry{std::string(text), stable_hash(text)};
+    chunk[i & (kChunkSize - 1)] = Entry{stable_hash(text), std::string(text)};
     index.emplace(std::string(text), i);
     ++size;
     return i;
@@ -51,9 +48,7 @@ struct Table {
 
 };
 
-const Entry& entry(std::uint32_t i) {
-  return g_chunks[i >> kChunkBits].load(std::memory_order_acquire)[i & (kChunkSize - 1)];
-}
+
 
 Table& table() {
   static Table* t = new Table();  // never destroyed: atoms may be used during static teardown
@@ -70,15 +65,6 @@ Atom::Atom(std::string_view text) {
   index_ = it != t.index.end() ? it->second : t.add(text);
 }
 
-std::string_view Atom::text() const {
-  if (index_ == 0) return {};
-  return entry(index_).text;
-}
 
-std::uint64_t Atom::hash() const {
-  // The empty atom hashes to 0: most kernel events have empty slots, and they cost no lookup.
-  if (index_ == 0) return 0;
-  return entry(index_).hash;
-}
 
 }  // namespace lic

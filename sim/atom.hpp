@@ -4,19 +4,45 @@
 // the atom's text hash, never the index, so interning order (which can differ between runs in
 // one OS process, e.g. in a sweep) never reaches the hash.
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace lic {
+
+namespace detail {
+struct AtomEntry {
+  std::uint64_t hash;
+  std::string text;
+};
+inline constexpr std::size_t kAtomChunkBits = 12;
+inline constexpr std::size_t kAtomChunks = 4096;
+/// Chunked so entries never move: readers take no lock (an index reaches a reader only after
+/// the interning call that made it returned, which published its chunk under the table's mutex).
+extern std::array<std::atomic<AtomEntry*>, kAtomChunks> g_atom_chunks;
+inline const AtomEntry& atom_entry(std::uint32_t i) {
+  return g_atom_chunks[i >> kAtomChunkBits].load(std::memory_order_acquire)
+      [i & ((std::size_t{1} << kAtomChunkBits) - 1)];
+}
+}  // namespace detail
 
 class Atom {
  public:
   constexpr Atom() = default;  // the empty atom ""
   explicit Atom(std::string_view text);
 
-  std::string_view text() const;
-  /// stable_hash(text()), cached at interning; 0 for the empty atom.
-  std::uint64_t hash() const;
+  std::string_view text() const {
+    if (index_ == 0) return {};
+    return detail::atom_entry(index_).text;
+  }
+  /// stable_hash(text()), cached at interning; 0 for the empty atom (most kernel events have
+  /// empty slots, and they cost no lookup).
+  std::uint64_t hash() const {
+    if (index_ == 0) return 0;
+    return detail::atom_entry(index_).hash;
+  }
   std::uint32_t index() const { return index_; }
   bool empty() const { return index_ == 0; }
 

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   b->add_flag("!--no-peer", bench.peer, "Do not run the SimGrid peer");
   b->add_option("--w2-fiber-max", bench.w2_fiber_max, "Largest W2 size for fiber processes")
       ->check(CLI::PositiveNumber);
+  b->add_option("--repeat", bench.repeat, "Throughput figures are the best of this many runs")
+      ->check(CLI::Range(1, 100));
 
   lic::tools::DemoOptions demo;
   std::string tie = "fifo";
