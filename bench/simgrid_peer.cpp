@@ -417,13 +417,13 @@ int main(int argc, char** argv)
     }
   }
 
-  if (quick) {
-    m = m ? m : 20;
-    n = n ? n : 1000;
-  }
-  auto w1 = [](std::uint64_t nn, std::uint64_t mm) { return run_w1(nn ? nn : 1000, mm ? mm : 1000000); };
-  auto w2 = [](std::uint64_t nn, std::uint64_t) { return run_w2(nn ? nn : 10000); };
-  auto w3 = [](std::uint64_t nn, std::uint64_t mm) { return run_w3(nn ? nn : 1000, mm ? mm : 100); };
+  // --quick: small sizes, each still long enough for its figure to mean something.
+  const std::uint64_t w1_hops = quick ? 100000 : 1000000;
+  const std::uint64_t w2_actors = quick ? 1000 : 10000;
+  const std::uint64_t w3_sleeps = quick ? 20 : 100;
+  auto w1 = [w1_hops](std::uint64_t nn, std::uint64_t mm) { return run_w1(nn ? nn : 1000, mm ? mm : w1_hops); };
+  auto w2 = [w2_actors](std::uint64_t nn, std::uint64_t) { return run_w2(nn ? nn : w2_actors); };
+  auto w3 = [w3_sleeps](std::uint64_t nn, std::uint64_t mm) { return run_w3(nn ? nn : 1000, mm ? mm : w3_sleeps); };
 
   int rc = 0;
   if (which == "w1" || which == "all")

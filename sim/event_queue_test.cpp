@@ -17,6 +17,32 @@ std::vector<std::uint64_t> drain(EventQueue& q) {
   while (q.pop(e)) out.push_back(e.item.a);
   return out;
 }
+
+/// The queue's specification as a sorted map: (time, key, seq) -> id. Under random it draws the
+/// same keys as the queue (one draw per push from a stream with the same seed).
+struct Reference {
+  TieBreak tb;
+  Rng keys;
+  std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, std::uint64_t> events;
+  std::uint64_t seq = 0;
+  std::int64_t now = 0;
+
+  Reference(TieBreak t, std::uint64_t seed) : tb(t), keys(seed) {}
+  void push(EventQueue& q, std::int64_t t) {
+    q.push(Time{t}, item(seq));
+    events.emplace(std::make_tuple(t, tb == TieBreak::random ? keys.next_u64() : 0, seq + 1), seq);
+    ++seq;
+  }
+  /// Pops from both and requires the same event.
+  void pop(EventQueue& q) {
+    EventQueue::Entry e;
+    REQUIRE(q.pop(e));
+    auto it = events.begin();
+    REQUIRE(e.item.a == it->second);
+    now = std::get<0>(it->first);
+    events.erase(it);
+  }
+};
 }  // namespace
 
 TEST_CASE("fifo: events run by time; then in insertion order", "[event_queue]") {
@@ -70,50 +96,17 @@ TEST_CASE("random tie-break: a seeded shuffle of same-time events; time order ke
   for (std::uint64_t i = 0; i < 20; ++i) CHECK(sorted[i] == i);
 }
 
-TEST_CASE("the heap agrees with a sorted reference on many interleaved pushes and pops", "[event_queue]") {
-  Rng r(99);
-  EventQueue q(TieBreak::fifo, Rng(1));
-  std::multimap<std::pair<std::int64_t, std::uint64_t>, std::uint64_t> ref;  // (time, seq) -> id
-  std::uint64_t seq = 0;
-  std::int64_t now = 0;
-  for (int step = 0; step < 20'000; ++step) {
-    if (ref.empty() || r.uniform(3) != 0) {
-      const std::int64_t t = now + static_cast<std::int64_t>(r.uniform(4));  // many ties, some now
-      q.push(Time{t}, item(seq));
-      ref.emplace(std::make_pair(t, seq), seq);
-      ++seq;
-    } else {
-      EventQueue::Entry e;
-      REQUIRE(q.pop(e));
-      auto it = ref.begin();
-      REQUIRE(e.item.a == it->second);
-      now = it->first.first;
-      ref.erase(it);
-    }
-  }
-}
-
-TEST_CASE("random tie-break agrees with a reference sorted by (time; key; seq)", "[event_queue]") {
-  // The reference draws the same keys: the queue takes one draw per push from its stream.
-  Rng keys(5);
-  Rng r(17);
-  EventQueue q(TieBreak::random, Rng(5));
-  std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, std::uint64_t> ref;
-  std::uint64_t seq = 0;
-  std::int64_t now = 0;
-  for (int step = 0; step < 20'000; ++step) {
-    if (ref.empty() || r.uniform(3) != 0) {
-      const std::int64_t t = now + static_cast<std::int64_t>(r.uniform(4));
-      q.push(Time{t}, item(seq));
-      ref.emplace(std::make_tuple(t, keys.next_u64(), seq + 1), seq);
-      ++seq;
-    } else {
-      EventQueue::Entry e;
-      REQUIRE(q.pop(e));
-      auto it = ref.begin();
-      REQUIRE(e.item.a == it->second);
-      now = std::get<0>(it->first);
-      ref.erase(it);
+TEST_CASE("both tie-breaks agree with a reference sorted by (time; key; seq) on interleaved pushes and pops", "[event_queue]") {
+  for (TieBreak tb : {TieBreak::fifo, TieBreak::random}) {
+    Rng r(17);
+    EventQueue q(tb, Rng(5));
+    Reference ref(tb, 5);
+    for (int step = 0; step < 20'000; ++step) {
+      if (ref.events.empty() || r.uniform(3) != 0) {
+        ref.push(q, ref.now + static_cast<std::int64_t>(r.uniform(4)));  // many ties, some now
+      } else {
+        ref.pop(q);
+      }
     }
   }
 }
@@ -156,31 +149,19 @@ TEST_CASE("a million timers at scattered times come out in time order", "[event_
 
 TEST_CASE("the queue switches between its heap and its radix buckets without changing the order", "[event_queue]") {
   // Bursts above the switch-over size (16384 pending) alternate with drains to a handful, under
-  // both tie-breaks, against a reference map ordered by (time; key; seq).
+  // both tie-breaks, against the reference.
   for (TieBreak tb : {TieBreak::fifo, TieBreak::random}) {
-    Rng keys(8);
     Rng r(21);
     EventQueue q(tb, Rng(8));
-    std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, std::uint64_t> ref;
-    std::uint64_t seq = 0;
-    std::int64_t now = 0;
+    Reference ref(tb, 8);
     for (int phase = 0; phase < 6; ++phase) {
       const std::size_t target = phase % 2 == 0 ? 40'000 : (phase == 5 ? 0 : 3);  // ends empty
-      while (ref.size() < target) {
-        const std::int64_t t = now + static_cast<std::int64_t>(r.uniform(phase < 3 ? 5'000'000 : 3));
-        q.push(Time{t}, item(seq));
-        ref.emplace(std::make_tuple(t, tb == TieBreak::random ? keys.next_u64() : 0, seq + 1), seq);
-        ++seq;
+      while (ref.events.size() < target) {
+        ref.push(q, ref.now + static_cast<std::int64_t>(r.uniform(phase < 3 ? 5'000'000 : 3)));
       }
-      while (ref.size() > target) {
-        EventQueue::Entry e;
-        REQUIRE(q.pop(e));
-        auto it = ref.begin();
-        REQUIRE(e.item.a == it->second);
-        now = std::get<0>(it->first);
-        ref.erase(it);
-      }
+      while (ref.events.size() > target) ref.pop(q);
     }
+    const std::int64_t now = ref.now;
     // Empty again: back on the heap, still in order.
     for (std::uint64_t i = 0; i < 5; ++i) q.push(Time{now + 10 - static_cast<std::int64_t>(i)}, item(1000 + i));
     CHECK(drain(q) == std::vector<std::uint64_t>{1004, 1003, 1002, 1001, 1000});
