@@ -421,16 +421,16 @@ int main(int argc, char** argv)
   const std::uint64_t w1_hops = quick ? 100000 : 1000000;
   const std::uint64_t w2_actors = quick ? 1000 : 10000;
   const std::uint64_t w3_sleeps = quick ? 20 : 100;
-  auto w1 = [w1_hops](std::uint64_t nn, std::uint64_t mm) { return run_w1(nn ? nn : 1000, mm ? mm : w1_hops); };
-  auto w2 = [w2_actors](std::uint64_t nn, std::uint64_t) { return run_w2(nn ? nn : w2_actors); };
-  auto w3 = [w3_sleeps](std::uint64_t nn, std::uint64_t mm) { return run_w3(nn ? nn : 1000, mm ? mm : w3_sleeps); };
+  auto w1 = [](std::uint64_t nn, std::uint64_t mm) { return run_w1(nn ? nn : 1000, mm); };
+  auto w2 = [](std::uint64_t nn, std::uint64_t) { return run_w2(nn); };
+  auto w3 = [](std::uint64_t nn, std::uint64_t mm) { return run_w3(nn ? nn : 1000, mm); };
 
   int rc = 0;
   if (which == "w1" || which == "all")
-    rc |= run_in_child(w1, n, m);
+    rc |= run_in_child(w1, n, m ? m : w1_hops);
   if (which == "w2" || which == "all")
-    rc |= run_in_child(w2, n, m);
+    rc |= run_in_child(w2, n ? n : w2_actors, m);
   if (which == "w3" || which == "all")
-    rc |= run_in_child(w3, n, m);
+    rc |= run_in_child(w3, n, m ? m : w3_sleeps);
   return rc == 0 ? 0 : 1;
 }
