@@ -3,6 +3,7 @@
 // sim/*.cpp.
 
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -109,6 +110,7 @@ struct Simulation::Impl {
 
   TimerTable timers;
   std::map<std::uint64_t, std::function<void()>> callbacks;
+  std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
 
   explicit Impl(Simulation& s);
   ~Impl();

@@ -215,3 +215,15 @@ TEST_CASE("every process has a node and the label its spawner gave it", "[proces
   CHECK(spawn.label.name == Atom("/root/input/parser"));
   CHECK(spawn.label.instance == 2);
 }
+
+TEST_CASE("an exception in a scheduled callback stops the run and is rethrown by run()", "[process]") {
+  Simulation sim;
+  int later = 0;
+  sim.schedule(Time{0} + 1_s, [] { throw std::runtime_error("injector failed"); });
+  sim.schedule(Time{0} + 2_s, [&] { ++later; });
+  CHECK_THROWS_WITH(sim.run(), "injector failed");
+  CHECK(sim.now() == Time{0} + 1_s);
+  CHECK(later == 0);
+  sim.run();  // the rest still runs afterwards
+  CHECK(later == 1);
+}

@@ -6,6 +6,8 @@
 //  - a fiber that is not the runner is either bound to a blocked process or parked in a pool.
 
 #include <cassert>
+#include <exception>
+#include <utility>
 
 #include "sim/kernel.hpp"
 
@@ -41,6 +43,7 @@ bool Simulation::step() {
   impl_->budget = 1;
   if (impl_->runner == nullptr) impl_->runner = impl_->take_runner();
   fibers_.switch_to(impl_->runner);
+  if (impl_->failure) std::rethrow_exception(std::exchange(impl_->failure, nullptr));
   return true;
 }
 
@@ -52,6 +55,7 @@ void Simulation::run_until(Time t) {
   impl_->budget = UINT64_MAX;
   if (impl_->runner == nullptr) impl_->runner = impl_->take_runner();
   fibers_.switch_to(impl_->runner);
+  if (impl_->failure) std::rethrow_exception(std::exchange(impl_->failure, nullptr));
   if (t != Time::max() && t > now_) now_ = t;
 }
 
@@ -113,7 +117,15 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
       if (it == callbacks.end()) return;
       std::function<void()> fn = std::move(it->second);
       callbacks.erase(it);
-      fn();
+      try {
+        fn();
+      } catch (const FiberEnd&) {
+        throw;
+      } catch (...) {
+        // World code (a test, a fault injector) failed: stop and rethrow from run().
+        failure = std::current_exception();
+        budget = 0;
+      }
       return;
     }
     default:
