@@ -429,7 +429,7 @@ struct Received {
 
 // ---- properties ----------------------------------------------------------------------------
 
-TEST_CASE("kernel determinism: generated programs of spawns; sends; links; monitors; kills and exits give the same trace hash twice",
+TEST_CASE("kernel determinism: generated programs of spawns - sends - links - monitors - kills and exits give the same trace hash twice",
           "[property][kernel]") {
   rc::prop("same program and seed: same trace; under both tie-breaks and both fiber backends",
            [] {

@@ -63,7 +63,7 @@ class Counter : public Behaviour {
 };
 }  // namespace
 
-TEST_CASE("behaviour: casts change state; calls reply; in message order", "[behaviour]") {
+TEST_CASE("behaviour: casts change state - calls reply - in message order", "[behaviour]") {
   Simulation sim;
   Log log;
   const Pid c = sim.spawn(std::make_unique<Counter>(&log));
@@ -136,7 +136,7 @@ TEST_CASE("behaviour: a crash in a callback runs terminate and exits error(what)
   CHECK(exit_reason(sim.trace(), c) == Reason::error(Atom("counter_crashed")));
 }
 
-TEST_CASE("behaviour: stop() replies first; then terminate runs and the process exits", "[behaviour]") {
+TEST_CASE("behaviour: stop() replies first - then terminate runs and the process exits", "[behaviour]") {
   Simulation sim;
   Log log;
   const Pid c = sim.spawn(std::make_unique<Counter>(&log));
@@ -161,7 +161,7 @@ TEST_CASE("behaviour: a killed process runs no terminate callback", "[behaviour]
   CHECK(exit_reason(sim.trace(), c) == Reason::killed());
 }
 
-TEST_CASE("behaviour: stopped by its parent with shutdown while trapping exits; terminate runs", "[behaviour][exit]") {
+TEST_CASE("behaviour: stopped by its parent with shutdown while trapping exits - terminate runs", "[behaviour][exit]") {
   Simulation sim;
   Log log;
   Pid child;
@@ -180,7 +180,7 @@ TEST_CASE("behaviour: stopped by its parent with shutdown while trapping exits; 
   CHECK(exit_reason(sim.trace(), child) == Reason::shutdown());
 }
 
-TEST_CASE("behaviour: not trapping; a shutdown signal kills it without terminate", "[behaviour][exit]") {
+TEST_CASE("behaviour: not trapping - a shutdown signal kills it without terminate", "[behaviour][exit]") {
   Simulation sim;
   Log log;
   const Pid c = sim.spawn(std::make_unique<Counter>(&log));
@@ -205,7 +205,7 @@ TEST_CASE("behaviour: init returning ignore or stop ends the process", "[behavio
   CHECK(exit_reason(sim.trace(), b) == Reason::error(Atom("no_db")));
 }
 
-TEST_CASE("behaviour: idle behaviour processes hold no fiber; a blocked callback holds one until it returns", "[behaviour]") {
+TEST_CASE("behaviour: idle behaviour processes hold no fiber - a blocked callback holds one until it returns", "[behaviour]") {
   Simulation sim;
   Log log;
   std::vector<Pid> counters;

@@ -45,7 +45,7 @@ struct Reference {
 };
 }  // namespace
 
-TEST_CASE("fifo: events run by time; then in insertion order", "[event_queue]") {
+TEST_CASE("fifo: events run by time - then in insertion order", "[event_queue]") {
   EventQueue q(TieBreak::fifo, Rng(1));
   q.push(Time{20}, item(1));
   q.push(Time{10}, item(2));
@@ -78,7 +78,7 @@ TEST_CASE("cancelled events are skipped", "[event_queue]") {
   CHECK(drain(q) == std::vector<std::uint64_t>{1, 3});
 }
 
-TEST_CASE("random tie-break: a seeded shuffle of same-time events; time order kept", "[event_queue]") {
+TEST_CASE("random tie-break: a seeded shuffle of same-time events - time order kept", "[event_queue]") {
   auto run = [](std::uint64_t seed) {
     EventQueue q(TieBreak::random, Rng(seed));
     for (std::uint64_t i = 0; i < 20; ++i) q.push(Time{static_cast<std::int64_t>(i / 10)}, item(i));
@@ -96,7 +96,7 @@ TEST_CASE("random tie-break: a seeded shuffle of same-time events; time order ke
   for (std::uint64_t i = 0; i < 20; ++i) CHECK(sorted[i] == i);
 }
 
-TEST_CASE("both tie-breaks agree with a reference sorted by (time; key; seq) on interleaved pushes and pops", "[event_queue]") {
+TEST_CASE("both tie-breaks agree with a reference sorted by (time - key - seq) on interleaved pushes and pops", "[event_queue]") {
   for (TieBreak tb : {TieBreak::fifo, TieBreak::random}) {
     Rng r(17);
     EventQueue q(tb, Rng(5));

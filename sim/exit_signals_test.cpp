@@ -58,7 +58,7 @@ TEST_CASE("exit signal: a normal exit is ignored by a non-trapping linked proces
   CHECK(sig[0]->tag == Atom("ignored"));
 }
 
-TEST_CASE("exit signal: a trapping linked process gets {'EXIT'; From; normal} as a message", "[exit]") {
+TEST_CASE("exit signal: a trapping linked process gets {'EXIT' - From - normal} as a message", "[exit]") {
   Simulation sim;
   Owned got;
   const Pid w = waiter(sim, true, &got.v);
@@ -84,7 +84,7 @@ TEST_CASE("exit signal: an abnormal exit kills a non-trapping linked process wit
   CHECK(exit_reason(sim.trace(), w) == Reason::error(Atom("boom")));
 }
 
-TEST_CASE("exit signal: exit(Pid; kill) cannot be trapped; the target ends killed", "[exit]") {
+TEST_CASE("exit signal: exit(Pid - kill) cannot be trapped - the target ends killed", "[exit]") {
   Simulation sim;
   const Pid w = waiter(sim, true);
   sim.run();
@@ -93,7 +93,7 @@ TEST_CASE("exit signal: exit(Pid; kill) cannot be trapped; the target ends kille
   CHECK(exit_reason(sim.trace(), w) == Reason::killed());
 }
 
-TEST_CASE("exit signal: the links of a killed process see killed; not kill", "[exit]") {
+TEST_CASE("exit signal: the links of a killed process see killed - not kill", "[exit]") {
   Simulation sim;
   Owned got;
   const Pid watcher = waiter(sim, true, &got.v);
@@ -132,7 +132,7 @@ TEST_CASE("exit signal: ending oneself with kill sends kill over links as an ord
   CHECK(got.v[0]->reason == Reason::kill());
 }
 
-TEST_CASE("exit signal: exit(Pid; normal) to another non-trapping process is ignored", "[exit]") {
+TEST_CASE("exit signal: exit(Pid - normal) to another non-trapping process is ignored", "[exit]") {
   Simulation sim;
   const Pid w = waiter(sim, false);
   sim.spawn([w](Context& ctx) { ctx.exit(w, Reason::normal()); });
@@ -140,7 +140,7 @@ TEST_CASE("exit signal: exit(Pid; normal) to another non-trapping process is ign
   CHECK(sim.alive(w));
 }
 
-TEST_CASE("exit signal: exit(self(); normal) ends the caller with normal", "[exit]") {
+TEST_CASE("exit signal: exit(self() - normal) ends the caller with normal", "[exit]") {
   Simulation sim;
   bool after = false;
   const Pid p = sim.spawn([&](Context& ctx) {
@@ -152,7 +152,7 @@ TEST_CASE("exit signal: exit(self(); normal) ends the caller with normal", "[exi
   CHECK(exit_reason(sim.trace(), p) == Reason::normal());
 }
 
-TEST_CASE("exit signal: {shutdown; Term} and error(What) reach links and monitors intact", "[exit]") {
+TEST_CASE("exit signal: {shutdown - Term} and error(What) reach links and monitors intact", "[exit]") {
   for (const Reason& r : {Reason::shutdown(Atom("maintenance")), Reason::error(Atom("bad_arg"))}) {
     Simulation sim;
     Owned got;
@@ -175,7 +175,7 @@ TEST_CASE("exit signal: {shutdown; Term} and error(What) reach links and monitor
   }
 }
 
-TEST_CASE("monitor: DOWN carries the ref; the pid and the exit reason", "[exit][monitor]") {
+TEST_CASE("monitor: DOWN carries the ref - the pid and the exit reason", "[exit][monitor]") {
   Simulation sim;
   const Pid target = sim.spawn([](Context& ctx) {
     ctx.receive();

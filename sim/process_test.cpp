@@ -18,7 +18,7 @@ const Atom kA("a");
 const Atom kB("b");
 }  // namespace
 
-TEST_CASE("spawn; send and receive: a ping gets its pong", "[process]") {
+TEST_CASE("spawn - send and receive: a ping gets its pong", "[process]") {
   Simulation sim;
   std::vector<int> got;
   const Pid echo = sim.spawn([](Context& ctx) {

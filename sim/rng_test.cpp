@@ -19,7 +19,7 @@ TEST_CASE("splitmix64 matches its reference outputs", "[rng]") {
   CHECK(splitmix64(state) == 0x06c45d188009454fULL);
 }
 
-TEST_CASE("xoshiro256** matches the reference implementation from state {1;2;3;4}", "[rng]") {
+TEST_CASE("xoshiro256** matches the reference implementation from state {1 -2 -3 -4}", "[rng]") {
   // Values from running Blackman & Vigna's xoshiro256starstar.c with s = {1, 2, 3, 4}.
   Rng r = Rng::from_state(1, 2, 3, 4);
   CHECK(r.next_u64() == 11520ULL);
@@ -34,7 +34,7 @@ TEST_CASE("stable_hash is FNV-1a 64 with a fixed finaliser", "[rng]") {
   CHECK(stable_hash("faults") == 0x080bc16a02c6f3bdULL);
 }
 
-TEST_CASE("known answers: raw stream; uniform; chance; exponential; jitter for seed 42", "[rng]") {
+TEST_CASE("known answers: raw stream - uniform - chance - exponential - jitter for seed 42", "[rng]") {
   Rng r(42);
   CHECK(r.next_u64() == 0x15780b2e0c2ec716ULL);
   CHECK(r.next_u64() == 0x6104d9866d113a7eULL);

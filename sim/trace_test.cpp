@@ -44,7 +44,7 @@ TEST_CASE("trace hash: hash mode and keep mode agree", "[trace]") {
   CHECK(ring_hash({.trace = TraceMode::keep}) == ring_hash({.trace = TraceMode::hash}));
 }
 
-TEST_CASE("trace hash: pinned value; the same from every compiler", "[trace]") {
+TEST_CASE("trace hash: pinned value - the same from every compiler", "[trace]") {
   // If this changes, the canonical encoding or the kernel's event order changed: say so in the
   // commit. CI builds with g++ and clang++ and both must produce this value.
   std::uint64_t events = 0;
@@ -53,7 +53,7 @@ TEST_CASE("trace hash: pinned value; the same from every compiler", "[trace]") {
   CHECK(h == 0xfcb51bed00770917ULL);
 }
 
-TEST_CASE("trace: kernel events carry time; pid; node and label; system events carry fields", "[trace]") {
+TEST_CASE("trace: kernel events carry time - pid - node and label - system events carry fields", "[trace]") {
   Simulation sim;
   SpawnOptions o;
   o.label = Label{Atom("/root/worker"), 1};
