@@ -4,6 +4,17 @@
 
 #include <cstdint>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define LIC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIC_ASAN 1
+#endif
+#endif
+#if LIC_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace lic {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
@@ -24,6 +35,10 @@ void* huge_map(std::size_t bytes) {
   const std::uintptr_t raw_end = start + size + kHugePage;
   if (raw_end > tail) munmap(reinterpret_cast<void*>(tail), raw_end - tail);
   void* p = reinterpret_cast<void*>(aligned);
+#if LIC_ASAN
+  // The range may have been a fiber stack before (mapped, poisoned by frames, unmapped).
+  ASAN_UNPOISON_MEMORY_REGION(p, size);
+#endif
 #ifdef MADV_HUGEPAGE
   madvise(p, size, MADV_HUGEPAGE);  // a hint: without THP the pages are ordinary ones
 #endif
