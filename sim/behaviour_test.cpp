@@ -235,3 +235,36 @@ TEST_CASE("behaviour: idle behaviour processes hold no fiber - a blocked callbac
   CHECK(sim.fibers() == 2);  // both pooled now, none bound
   CHECK(sim.info(a)->waiting == false);
 }
+
+TEST_CASE("behaviour: with ack_init the spawner hears init's result before any EXIT - and a crash in init runs no terminate", "[behaviour]") {
+  struct Init : Behaviour {
+    int mode;
+    std::vector<std::string>* log;
+    Init(int m, std::vector<std::string>* l) : mode(m), log(l) {}
+    InitResult init(Context&) override {
+      if (mode == 1) return InitResult::ignore();
+      if (mode == 2) return InitResult::stop(Reason::error(Atom("no_config")));
+      if (mode == 3) throw std::runtime_error("init_crashed");
+      return InitResult::ok();
+    }
+    void terminate(Context&, const Reason&) override { log->push_back("terminate"); }
+  };
+  std::vector<std::string> log;
+  std::vector<std::string> seen;
+  Simulation sim;
+  sim.spawn([&](Context& ctx) {
+    ctx.trap_exit(true);
+    for (int mode = 0; mode < 4; ++mode) {
+      SpawnOptions o;
+      o.link = true;
+      o.ack_init = true;
+      const Pid child = ctx.spawn(std::make_unique<Init>(mode, &log), o);
+      MessagePtr first = ctx.receive([child](const Message& m) { return m.from == child; });
+      REQUIRE(first->tag == kInitAck);
+      seen.push_back(to_string(first->reason));
+    }
+  });
+  sim.run();
+  CHECK(seen == std::vector<std::string>{"normal", "ignore", "{error,no_config}", "{error,init_crashed}"});
+  CHECK(log.empty());
+}

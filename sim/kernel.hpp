@@ -38,6 +38,7 @@ struct Process {
   bool dying = false;        // queued for termination
   bool dead = false;         // terminated; record kept until its stack has unwound
   bool stop_requested = false;
+  bool ack_init = false;     // tell the parent init's result ($init_ack)
   Reason stop_reason;
   Reason exit_reason;
 
@@ -126,6 +127,7 @@ struct Simulation::Impl {
   void start_free_form(Process* p);
   void behaviour_step(Process* p);
   void run_callback(Process* p, Message* m);
+  void run_init(Process* p, Context& ctx);
   void finish_behaviour(Process* p, Reason r, bool run_terminate);
   void block(Process* p);
   void park_runner(FiberSystem::Fiber* self);

@@ -117,7 +117,15 @@ struct SpawnOptions {
   Label label;                ///< who this process is in the system under test
   Atom node;                  ///< empty: the spawner's node (or the default node)
   std::size_t stack_bytes = 0;  ///< free-form processes: 0 = the simulation's default
+  /// Behaviours: send the spawner an `$init_ack` message once init returns (see kInitAck), for a
+  /// synchronous start like proc_lib:start_link.
+  bool ack_init = false;
 };
+
+/// Tag of the message a behaviour spawned with ack_init sends its spawner after init: `from` is
+/// the new process, the int payload is the InitResult::Status, `reason` is normal (ok),
+/// `ignore`, or the stop reason (a crash in init included). It always precedes the EXIT.
+extern const Atom kInitAck;
 
 struct SpawnResult {
   Pid pid;

@@ -101,6 +101,7 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
             : parent != nullptr ? parent->node
                                 : sim.opts_.default_node;
   p->trap_exit = opts.trap_exit;
+  p->ack_init = opts.ack_init && parent != nullptr;
   p->is_behaviour = b != nullptr;
   p->behaviour = std::move(b);
   p->body = std::move(body);

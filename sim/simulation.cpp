@@ -13,6 +13,8 @@
 
 namespace lic {
 
+const Atom kInitAck("$init_ack");
+
 Process::~Process() {
   while (mbox_head != nullptr) {
     Message* m = mbox_head;
@@ -296,18 +298,11 @@ void Simulation::Impl::behaviour_step(Process* p) {
 void Simulation::Impl::run_callback(Process* p, Message* m) {
   Context ctx(sim, *p);
   Behaviour& b = *p->behaviour;
+  if (!p->started) {
+    run_init(p, ctx);
+    return;
+  }
   try {
-    if (!p->started) {
-      p->started = true;
-      const InitResult r = b.init(ctx);
-      check(p);
-      if (r.status == InitResult::Status::ignore) {
-        end_process(p, Reason::normal());
-      } else if (r.status == InitResult::Status::stop) {
-        end_process(p, r.reason);
-      }
-      return;
-    }
     switch (m->kind) {
       case MsgKind::call: {
         CallReply r = b.handle_call(ctx, *m, From{m->from, m->ref});
@@ -340,6 +335,41 @@ void Simulation::Impl::run_callback(Process* p, Message* m) {
     if (!p->dead) finish_behaviour(p, Reason::error(Atom(e.what())), true);
   } catch (...) {
     if (!p->dead) finish_behaviour(p, Reason::error(Atom("unknown_exception")), true);
+  }
+}
+
+void Simulation::Impl::run_init(Process* p, Context& ctx) {
+  // gen_server/proc_lib: init's result is acknowledged to the spawner (when it asked, for a
+  // synchronous start) before the process ends on ignore, stop or a crash; terminate never runs
+  // for a failed init.
+  p->started = true;
+  InitResult r;
+  try {
+    r = p->behaviour->init(ctx);
+    check(p);
+  } catch (const ProcessExit& e) {
+    if (p->dead) return;
+    r = InitResult::stop(e.reason);
+  } catch (const FiberEnd&) {
+    throw;
+  } catch (const std::exception& e) {
+    r = InitResult::stop(Reason::error(Atom(e.what())));
+  } catch (...) {
+    r = InitResult::stop(Reason::error(Atom("unknown_exception")));
+  }
+  if (p->ack_init) {
+    MessagePtr ack = make_message();
+    ack->tag = kInitAck;
+    ack->reason = r.status == InitResult::Status::ok       ? Reason::normal()
+                  : r.status == InitResult::Status::ignore ? Reason::other(Atom("ignore"))
+                                                           : r.reason;
+    ack->payload = static_cast<int>(r.status);
+    send(p->pid, p, p->parent, std::move(ack));
+  }
+  if (r.status == InitResult::Status::ignore) {
+    end_process(p, Reason::normal());
+  } else if (r.status == InitResult::Status::stop) {
+    end_process(p, r.reason);
   }
 }
 

@@ -1,0 +1,211 @@
+#include "supervision/supervisor.hpp"
+
+#include "supervision/restart_strategy.hpp"
+
+namespace lic::supervision {
+namespace {
+
+const Atom kId("id");
+const Atom kPid("pid");
+const Atom kStart("start");
+const Atom kReasonKey("reason");
+
+bool is_exit_from(const Message& m, Pid pid) { return m.kind == MsgKind::exit && m.from == pid; }
+
+}  // namespace
+
+Supervisor::Supervisor(SupervisorSpec spec)
+    : flags_(spec.flags), intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
+  for (Child& c : spec.children) slots_.push_back(Slot{std::move(c), {}, 0, false});
+}
+
+Child Supervisor::child(std::string id, SupervisorSpec spec, RestartType restart) {
+  Child c;
+  c.spec.id = std::move(id);
+  c.spec.restart = restart;
+  c.spec.type = ChildType::supervisor;
+  c.spec.shutdown = Shutdown::infinity();
+  auto shared = std::make_shared<SupervisorSpec>(std::move(spec));
+  c.start.behaviour = [shared] { return std::make_unique<Supervisor>(*shared); };
+  return c;
+}
+
+std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
+  return std::string(ctx.label().name.text()) + "/" + slots_[i].child.spec.id;
+}
+
+// g++ 12 warns a false -Wmaybe-uninitialized inside std::variant's move constructor (the string
+// alternative) when this vector grows; nothing here is uninitialised.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+void Supervisor::report(Context& ctx, const char* what, std::size_t i, const Reason* reason) {
+  std::vector<TraceField> fields{{kId, Atom(slots_[i].child.spec.id)}};
+  if (slots_[i].pid) fields.push_back({kPid, slots_[i].pid});
+  if (reason != nullptr) fields.push_back({kReasonKey, Atom(to_string(*reason))});
+  ctx.emit(Atom(what), std::move(fields));
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error) {
+  Slot& s = slots_[i];
+  ++s.starts;
+  SpawnOptions o;
+  o.link = true;
+  o.label = Label{Atom(path_of(ctx, i)), s.starts};
+  Pid pid;
+  if (s.child.start.behaviour) {
+    o.ack_init = true;
+    pid = ctx.spawn(s.child.start.behaviour(), o);
+    // Like proc_lib:start_link: wait for init's acknowledgement, or the child's death before it.
+    MessagePtr m = ctx.receive([pid](const Message& x) {
+      return (x.tag == kInitAck && x.from == pid) || is_exit_from(x, pid);
+    });
+    if (m->kind == MsgKind::exit) {
+      error = m->reason;
+      return Started::error;
+    }
+    const auto status = static_cast<InitResult::Status>(*m->get<int>());
+    if (status == InitResult::Status::ignore) return Started::ignore;
+    if (status == InitResult::Status::stop) {
+      error = m->reason;
+      return Started::error;
+    }
+  } else {
+    pid = ctx.spawn(s.child.start.body, o);
+  }
+  s.pid = pid;
+  ctx.emit(Atom("child_started"), {{kId, Atom(s.child.spec.id)},
+                                    {kPid, pid},
+                                    {kStart, static_cast<std::int64_t>(s.starts)}});
+  return Started::ok;
+}
+
+InitResult Supervisor::init(Context& ctx) {
+  ctx.trap_exit(true);
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Reason error;
+    switch (start(ctx, i, error)) {
+      case Started::ok:
+        break;
+      case Started::ignore:
+        // OTP keeps a non-temporary child's spec with pid undefined, and drops a temporary one.
+        if (slots_[i].child.spec.restart == RestartType::temporary) slots_[i].removed = true;
+        break;
+      case Started::error: {
+        report(ctx, "start_error", i, &error);
+        shut_down_all(ctx);  // those already started, in reverse order; no later ones start
+        return InitResult::stop(Reason::shutdown(Atom("{failed_to_start_child," +
+                                                      slots_[i].child.spec.id + "," +
+                                                      to_string(error) + "}")));
+      }
+    }
+  }
+  return InitResult::ok();
+}
+
+void Supervisor::shut_down(Context& ctx, std::size_t i) {
+  Slot& s = slots_[i];
+  if (!s.pid) return;
+  const Pid pid = s.pid;
+  const Shutdown how = s.child.spec.shutdown;
+  // OTP's monitor_child: monitor, unlink, and if the child already died (its EXIT is in the
+  // mailbox) its shutdown reports that reason.
+  const Ref ref = ctx.monitor(pid);
+  ctx.unlink(pid);
+  auto down = [ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; };
+  Reason got;
+  Reason expected = how.kind == Shutdown::Kind::brutal_kill ? Reason::killed() : Reason::shutdown();
+  if (MessagePtr early = ctx.receive([pid](const Message& m) { return is_exit_from(m, pid); },
+                                     Duration::zero())) {
+    ctx.receive(down);
+    got = early->reason;
+    expected = Reason::other(Atom("$none"));  // any reason is an error now
+  } else if (how.kind == Shutdown::Kind::brutal_kill) {
+    ctx.exit(pid, Reason::kill());
+    got = ctx.receive(down)->reason;
+  } else {
+    ctx.exit(pid, Reason::shutdown());
+    MessagePtr m = ctx.receive(down, how.kind == Shutdown::Kind::infinity ? Duration::max() : how.timeout);
+    if (!m) {
+      ctx.exit(pid, Reason::kill());  // the timeout ran out
+      m = ctx.receive(down);
+    }
+    got = m->reason;
+  }
+  if (!(got == expected)) report(ctx, "shutdown_error", i, &got);
+  s.pid = Pid{};
+}
+
+void Supervisor::shut_down_all(Context& ctx) {
+  for (std::size_t i = slots_.size(); i-- > 0;) {
+    if (!slots_[i].removed) shut_down(ctx, i);
+  }
+}
+
+bool Supervisor::restart(Context& ctx, std::size_t failed) {
+  for (;;) {
+    if (!intensity_.add(ctx.now())) {
+      report(ctx, "reached_max_restart_intensity", failed, nullptr);
+      return false;
+    }
+    // The plan works on the children still present, in start order.
+    std::vector<std::size_t> index;
+    std::vector<ChildState> states;
+    std::size_t failed_pos = 0;
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].removed) continue;
+      if (i == failed) failed_pos = index.size();
+      index.push_back(i);
+      states.push_back({slots_[i].child.spec.restart, static_cast<bool>(slots_[i].pid)});
+    }
+    const RestartPlan plan = plan_restart(flags_.strategy, states, failed_pos);
+    for (std::size_t p : plan.terminate) shut_down(ctx, index[p]);
+    for (std::size_t p : plan.remove) slots_[index[p]].removed = true;
+    bool retry = false;
+    for (std::size_t p : plan.restart) {
+      const std::size_t i = index[p];
+      Reason error;
+      const Started r = start(ctx, i, error);
+      if (r == Started::ignore && slots_[i].child.spec.restart == RestartType::temporary) {
+        slots_[i].removed = true;
+      } else if (r == Started::error) {
+        // OTP retries at once, and the retry counts: one_for_all retries the whole group,
+        // rest_for_one this child and those after it.
+        report(ctx, "start_error", i, &error);
+        failed = i;
+        retry = true;
+        break;
+      }
+    }
+    if (!retry) return true;
+  }
+}
+
+void Supervisor::handle_info(Context& ctx, const Message& m) {
+  if (m.kind != MsgKind::exit) return;
+  std::size_t i = 0;
+  while (i < slots_.size() && !(slots_[i].pid == m.from && !slots_[i].removed)) ++i;
+  if (i == slots_.size()) return;  // not a child (e.g. an ignored start's normal exit)
+  const RestartType type = slots_[i].child.spec.restart;
+  // OTP reports a permanent child's end whatever the reason, others only when abnormal.
+  if (type == RestartType::permanent || !m.reason.is_clean()) {
+    report(ctx, "child_terminated", i, &m.reason);
+  }
+  slots_[i].pid = Pid{};
+  if (!restart_wanted(type, m.reason)) {
+    if (type == RestartType::temporary) slots_[i].removed = true;
+    return;
+  }
+  if (!restart(ctx, i)) {
+    shut_down_all(ctx);
+    ctx.stop(Reason::shutdown());
+  }
+}
+
+void Supervisor::terminate(Context& ctx, const Reason&) { shut_down_all(ctx); }
+
+}  // namespace lic::supervision

@@ -1,0 +1,301 @@
+// The OTP supervisor process: seed 000's three checks (restart scope, shutdown clean-up,
+// escalation past intensity) on the mini pipeline's tree, with stub stages.
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "supervision/supervisor.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using namespace lic::supervision;
+
+namespace {
+
+/// A stub stage: registers under its id, optionally traps exits, records terminate calls, and
+/// can be told to take `stop_delay` to stop (it sleeps in terminate).
+struct Stub : Behaviour {
+  std::string id;
+  bool trap = false;
+  Duration stop_delay{};
+  std::vector<std::string>* log = nullptr;
+  InitResult init(Context& ctx) override {
+    ctx.register_name(Atom(id));
+    if (trap) ctx.trap_exit(true);
+    return InitResult::ok();
+  }
+  void terminate(Context& ctx, const Reason& r) override {
+    if (log != nullptr) log->push_back(id + " terminate " + to_string(r));
+    if (stop_delay > Duration::zero()) ctx.sleep(stop_delay);
+  }
+};
+
+Child stub(const std::string& id, std::vector<std::string>* log = nullptr, bool trap = false,
+           Shutdown shutdown = Shutdown::after(5_s), Duration stop_delay = {}) {
+  Child c;
+  c.spec.id = id;
+  c.spec.shutdown = shutdown;
+  c.start.behaviour = [=] {
+    auto s = std::make_unique<Stub>();
+    s->id = id;
+    s->trap = trap;
+    s->stop_delay = stop_delay;
+    s->log = log;
+    return s;
+  };
+  return c;
+}
+
+/// Seed 000's tree: Root(one_for_one, 3 in 5 s) -> [sink_sup(one_for_one) -> [db_sink,
+/// dead_letter], input_sup(rest_for_one) -> [reader, parser, validator]].
+SupervisorSpec mini_pipeline() {
+  SupervisorSpec sink;
+  sink.flags = SupFlags::elixir();
+  sink.children = {stub("db_sink"), stub("dead_letter")};
+  SupervisorSpec input;
+  input.flags = SupFlags::elixir();
+  input.flags.strategy = Strategy::rest_for_one;
+  input.children = {stub("reader"), stub("parser"), stub("validator")};
+  SupervisorSpec root;
+  root.flags = SupFlags::elixir();
+  root.children = {Supervisor::child("sink", sink), Supervisor::child("input", input)};
+  return root;
+}
+
+Pid start_root(Simulation& sim, SupervisorSpec spec) {
+  SpawnOptions o;
+  o.label = Label{Atom("/root"), 1};
+  const Pid root = sim.spawn(std::make_unique<Supervisor>(std::move(spec)), o);
+  sim.run();
+  return root;
+}
+
+std::map<std::string, Pid> pids(const Simulation& sim) {
+  std::map<std::string, Pid> out;
+  for (const char* id : {"db_sink", "dead_letter", "reader", "parser", "validator"}) {
+    out[id] = sim.whereis(Atom(id));
+  }
+  return out;
+}
+
+std::vector<std::string> changed(const std::map<std::string, Pid>& a,
+                                 const std::map<std::string, Pid>& b) {
+  std::vector<std::string> out;
+  for (const auto& [id, pid] : a) {
+    if (b.at(id) != pid) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
+  std::vector<const TraceEvent*> out;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("supervisor: the mini pipeline's tree starts every child in order with its tree path", "[supervision][supervisor]") {
+  Simulation sim;
+  start_root(sim, mini_pipeline());
+  for (const auto& [id, pid] : pids(sim)) {
+    INFO(id);
+    CHECK(pid);
+  }
+  auto started = system_events(sim, "child_started");
+  REQUIRE(started.size() == 7);  // 2 supervisors, 5 stages
+  std::vector<std::string> order;
+  for (const TraceEvent* e : started) order.emplace_back(std::get<Atom>(e->fields()[0].value).text());
+  CHECK(order == std::vector<std::string>{"db_sink", "dead_letter", "sink", "reader", "parser",
+                                          "validator", "input"});
+  auto info = sim.info(sim.whereis(Atom("parser")));
+  REQUIRE(info);
+  CHECK(info->label.name == Atom("/root/input/parser"));
+  CHECK(info->label.instance == 1);
+}
+
+TEST_CASE("supervisor: killing each stage in turn changes exactly the pids its strategy restarts", "[supervision][supervisor]") {
+  // rest_for_one in input: validator alone; parser takes validator with it; reader all three.
+  // one_for_one in sink: each alone.
+  const std::map<std::string, std::vector<std::string>> expected{
+      {"validator", {"validator"}},
+      {"parser", {"parser", "validator"}},
+      {"reader", {"parser", "reader", "validator"}},
+      {"db_sink", {"db_sink"}},
+      {"dead_letter", {"dead_letter"}}};
+  for (const auto& [victim, restarted] : expected) {
+    INFO("kill " << victim);
+    Simulation sim;
+    start_root(sim, mini_pipeline());
+    const auto before = pids(sim);
+    sim.exit(before.at(victim), Reason::kill());
+    sim.run();
+    const auto after = pids(sim);
+    CHECK(changed(before, after) == restarted);
+    for (const auto& [id, pid] : after) CHECK(pid);
+    CHECK(sim.info(after.at(victim))->label.instance == 2);  // the second start
+  }
+}
+
+TEST_CASE("supervisor: a validator crash restarts only the tail and is reported", "[supervision][supervisor]") {
+  Simulation sim;
+  start_root(sim, mini_pipeline());
+  const auto before = pids(sim);
+  sim.exit(before.at("validator"), Reason::error(Atom("negative_value")));
+  sim.run();
+  CHECK(changed(before, pids(sim)) == std::vector<std::string>{"validator"});
+  auto terminated = system_events(sim, "child_terminated");
+  REQUIRE(terminated.size() == 1);
+  CHECK(std::get<Atom>(terminated[0]->fields()[2].value) == Atom("{error,negative_value}"));
+}
+
+TEST_CASE("supervisor: crashes faster than the intensity escalate to the parent - which restarts the whole input subtree", "[supervision][supervisor]") {
+  Simulation sim;
+  start_root(sim, mini_pipeline());
+  const auto before = pids(sim);
+  // input_sup allows 3 restarts in 5 s: the 4th crash within a second makes it give up.
+  for (int i = 0; i < 4; ++i) {
+    sim.exit(sim.whereis(Atom("validator")), Reason::kill());
+    sim.run_until(sim.now() + 100_ms);
+  }
+  sim.run();
+  CHECK(system_events(sim, "reached_max_restart_intensity").size() == 1);
+  const auto after = pids(sim);
+  // The root restarted input_sup with a fresh subtree; the sink side kept its pids.
+  CHECK(changed(before, after) == std::vector<std::string>{"parser", "reader", "validator"});
+  for (const auto& [id, pid] : after) CHECK(pid);
+}
+
+TEST_CASE("supervisor: intensity exceeded at the root too ends the whole tree with shutdown", "[supervision][supervisor]") {
+  Simulation sim;
+  SupervisorSpec root = mini_pipeline();
+  root.flags.intensity = 0;  // the root gives up on the first restart-worthy exit
+  const Pid r = start_root(sim, std::move(root));
+  sim.exit(sim.whereis(Atom("db_sink")), Reason::kill());
+  sim.run();
+  // sink_sup (3 in 5 s) restarts db_sink: the root sees nothing. Now make sink_sup give up:
+  for (int i = 0; i < 4; ++i) {
+    sim.exit(sim.whereis(Atom("db_sink")), Reason::kill());
+    sim.run();
+  }
+  CHECK_FALSE(sim.alive(r));
+  CHECK(sim.process_count() == 0);
+  Reason root_exit;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit && e.pid == r) root_exit = e.reason;
+  }
+  CHECK(root_exit == Reason::shutdown());
+}
+
+TEST_CASE("supervisor: shutdown clean-up - terminate runs on shutdown for a trapping child - not on brutal_kill - in reverse start order", "[supervision][supervisor]") {
+  std::vector<std::string> log;
+  Simulation sim;
+  SupervisorSpec spec;
+  spec.children = {stub("a", &log, true), stub("b", &log, true, Shutdown::brutal_kill()),
+                   stub("c", &log, true)};
+  Pid sup;
+  sim.spawn([&](Context& ctx) {
+    SpawnOptions o;
+    o.link = true;
+    o.label = Label{Atom("/root"), 1};
+    ctx.trap_exit(true);
+    sup = ctx.spawn(std::make_unique<Supervisor>(std::move(spec)), o);
+    ctx.sleep(1_s);
+    ctx.exit(sup, Reason::shutdown());  // as a parent supervisor stops a child supervisor
+    ctx.receive([&](const Message& m) { return m.kind == MsgKind::exit && m.from == sup; });
+  });
+  sim.run();
+  CHECK(log == std::vector<std::string>{"c terminate shutdown", "a terminate shutdown"});
+  std::vector<std::string> exits;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit && !e.label.name.empty()) {
+      exits.push_back(std::string(e.label.name.text()) + " " + to_string(e.reason));
+    }
+  }
+  CHECK(exits == std::vector<std::string>{"/root/c shutdown", "/root/b killed", "/root/a shutdown",
+                                          "/root shutdown"});
+}
+
+TEST_CASE("supervisor: a child that does not stop within its shutdown timeout is killed and reported", "[supervision][supervisor]") {
+  std::vector<std::string> log;
+  Simulation sim;
+  SupervisorSpec spec;
+  spec.children = {stub("stalls", &log, true, Shutdown::after(2_s), 1_h)};
+  Time stopped{};
+  sim.spawn([&](Context& ctx) {
+    SpawnOptions o;
+    o.link = true;
+    o.label = Label{Atom("/root"), 1};
+    ctx.trap_exit(true);
+    const Pid sup = ctx.spawn(std::make_unique<Supervisor>(std::move(spec)), o);
+    ctx.sleep(1_s);
+    ctx.exit(sup, Reason::shutdown());
+    ctx.receive([&](const Message& m) { return m.kind == MsgKind::exit && m.from == sup; });
+    stopped = ctx.now();
+  });
+  sim.run();
+  CHECK(stopped == Time{0} + 3_s);  // 1 s, then the 2 s shutdown timeout, then kill
+  auto errors = system_events(sim, "shutdown_error");
+  REQUIRE(errors.size() == 1);
+  CHECK(std::get<Atom>(errors[0]->fields()[2].value) == Atom("killed"));
+}
+
+TEST_CASE("supervisor: a failing init stops the supervisor's start - earlier children are terminated - later ones never start", "[supervision][supervisor]") {
+  struct Refuses : Behaviour {
+    InitResult init(Context&) override { return InitResult::stop(Reason::error(Atom("no_db"))); }
+  };
+  Simulation sim;
+  SupervisorSpec spec;
+  Child bad;
+  bad.spec.id = "db";
+  bad.start.behaviour = [] { return std::make_unique<Refuses>(); };
+  spec.children = {stub("first"), bad, stub("never")};
+  const Pid sup = start_root(sim, std::move(spec));
+  CHECK_FALSE(sim.alive(sup));
+  CHECK(sim.whereis(Atom("never")) == Pid{});
+  Reason why;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit && e.pid == sup) why = e.reason;
+  }
+  CHECK(why == Reason::shutdown(Atom("{failed_to_start_child,db,{error,no_db}}")));
+  CHECK(system_events(sim, "start_error").size() == 1);
+}
+
+TEST_CASE("supervisor: transient children are not restarted after a normal exit - temporary never", "[supervision][supervisor]") {
+  Simulation sim;
+  SupervisorSpec spec;
+  Child t = stub("transient_one");
+  t.spec.restart = RestartType::transient;
+  Child tmp = stub("temporary_one");
+  tmp.spec.restart = RestartType::temporary;
+  spec.children = {t, tmp};
+  start_root(sim, std::move(spec));
+  sim.exit(sim.whereis(Atom("transient_one")), Reason::shutdown(Atom("done")));
+  sim.exit(sim.whereis(Atom("temporary_one")), Reason::error(Atom("boom")));
+  sim.run();
+  CHECK(sim.whereis(Atom("transient_one")) == Pid{});
+  CHECK(sim.whereis(Atom("temporary_one")) == Pid{});
+  // Reported: the temporary one's abnormal exit; not the transient one's clean exit.
+  auto terminated = system_events(sim, "child_terminated");
+  REQUIRE(terminated.size() == 1);
+  CHECK(std::get<Atom>(terminated[0]->fields()[0].value) == Atom("temporary_one"));
+}
+
+TEST_CASE("supervisor: same seed - same trace hash for the whole tree's life", "[supervision][supervisor]") {
+  auto run = [] {
+    Simulation sim(SimOptions{.seed = 3, .tie_break = TieBreak::random});
+    start_root(sim, mini_pipeline());
+    for (int i = 0; i < 5; ++i) {
+      sim.exit(sim.whereis(Atom(i % 2 == 0 ? "parser" : "db_sink")), Reason::kill());
+      sim.run_until(sim.now() + 2_s);
+    }
+    return sim.trace().hash();
+  };
+  CHECK(run() == run());
+}
