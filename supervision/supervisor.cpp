@@ -208,4 +208,135 @@ void Supervisor::handle_info(Context& ctx, const Message& m) {
 
 void Supervisor::terminate(Context& ctx, const Reason&) { shut_down_all(ctx); }
 
+std::size_t Supervisor::find(const std::string& id) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].removed && slots_[i].child.spec.id == id) return i;
+  }
+  return slots_.size();
+}
+
+namespace {
+const Atom kStartChild("start_child");
+const Atom kTerminateChild("terminate_child");
+const Atom kRestartChild("restart_child");
+const Atom kDeleteChild("delete_child");
+const Atom kWhichChildren("which_children");
+const Atom kCountChildren("count_children");
+const Atom kManagement("management");
+const Atom kCall("call");
+const Atom kResult("result");
+
+ManagementReply failure(const char* why) {
+  ManagementReply r;
+  r.error = Reason::other(Atom(why));
+  return r;
+}
+}  // namespace
+
+CallReply Supervisor::handle_call(Context& ctx, const Message& m, From) {
+  ManagementReply r = manage(ctx, m);
+  ctx.emit(kManagement, {{kCall, m.tag}, {kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+  return CallReply::reply(m.tag, std::move(r));
+}
+
+ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
+  ManagementReply r;
+  if (m.tag == kWhichChildren || m.tag == kCountChildren) {
+    // Newest first: start_child appends to the start order, which_children lists it first.
+    for (std::size_t i = slots_.size(); i-- > 0;) {
+      const Slot& s = slots_[i];
+      if (s.removed) continue;
+      r.children.push_back({s.child.spec.id, s.pid, s.child.spec.type, s.child.spec.restart});
+      ++r.counts.specs;
+      if (s.pid) ++r.counts.active;
+      ++(s.child.spec.type == ChildType::supervisor ? r.counts.supervisors : r.counts.workers);
+    }
+    r.ok = true;
+    return r;
+  }
+  if (m.tag == kStartChild) {
+    const Child* c = m.get<Child>();
+    if (c == nullptr) return failure("badarg");
+    const std::size_t existing = find(c->spec.id);
+    if (existing != slots_.size()) {
+      if (slots_[existing].pid) {
+        r.pid = slots_[existing].pid;
+        r.error = Reason::other(Atom("already_started"));
+        return r;
+      }
+      return failure("already_present");
+    }
+    slots_.push_back(Slot{*c, {}, 0, false});
+    const std::size_t i = slots_.size() - 1;
+    Reason error;
+    switch (start(ctx, i, error)) {
+      case Started::ok:
+        r.ok = true;
+        r.pid = slots_[i].pid;
+        return r;
+      case Started::ignore:  // ok with pid undefined; a temporary child's spec is not kept
+        if (c->spec.restart == RestartType::temporary) slots_[i].removed = true;
+        r.ok = true;
+        return r;
+      case Started::error:  // no retry; the spec is not added
+        slots_[i].removed = true;
+        r.error = error;
+        return r;
+    }
+  }
+  const std::string* id = m.get<std::string>();
+  if (id == nullptr) return failure("badarg");
+  const std::size_t i = find(*id);
+  if (i == slots_.size()) return failure("not_found");
+  Slot& s = slots_[i];
+  if (m.tag == kTerminateChild) {
+    shut_down(ctx, i);
+    if (s.child.spec.restart == RestartType::temporary) s.removed = true;
+    r.ok = true;
+  } else if (m.tag == kRestartChild) {
+    if (s.pid) return failure("running");
+    Reason error;
+    const Started st = start(ctx, i, error);
+    r.ok = st != Started::error;  // a failure is returned, not retried; the child stays undefined
+    r.pid = s.pid;
+    if (!r.ok) r.error = error;
+  } else if (m.tag == kDeleteChild) {
+    if (s.pid) return failure("running");
+    s.removed = true;
+    r.ok = true;
+  } else {
+    return failure("unknown_call");
+  }
+  return r;
+}
+
+namespace {
+ManagementReply call(Context& ctx, Pid sup, Atom tag, Payload payload) {
+  CallResult c = ctx.call(sup, tag, std::move(payload), Duration::max());
+  if (!c.ok()) {
+    ManagementReply r;
+    r.error = c.reason;
+    return r;
+  }
+  return std::move(*c.reply->payload.get<ManagementReply>());
+}
+}  // namespace
+
+ManagementReply start_child(Context& ctx, Pid sup, Child child) {
+  return call(ctx, sup, kStartChild, std::move(child));
+}
+ManagementReply terminate_child(Context& ctx, Pid sup, const std::string& id) {
+  return call(ctx, sup, kTerminateChild, id);
+}
+ManagementReply restart_child(Context& ctx, Pid sup, const std::string& id) {
+  return call(ctx, sup, kRestartChild, id);
+}
+ManagementReply delete_child(Context& ctx, Pid sup, const std::string& id) {
+  return call(ctx, sup, kDeleteChild, id);
+}
+std::vector<ChildInfo> which_children(Context& ctx, Pid sup) {
+  return call(ctx, sup, kWhichChildren, 0).children;
+}
+ChildCounts count_children(Context& ctx, Pid sup) { return call(ctx, sup, kCountChildren, 0).counts; }
+
 }  // namespace lic::supervision

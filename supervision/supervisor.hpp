@@ -5,9 +5,11 @@
 // stops children in reverse start order with their shutdown specs. The decisions come from the
 // pure cores (restart_strategy, restart_intensity); this file only applies them.
 //
-// Not yet here (issue 3 goes on): simple_one_for_one / DynamicSupervisor, the management calls
-// (start_child, terminate_child, restart_child, delete_child, which_children, count_children),
-// auto_shutdown, the snapshot, the lifecycle supervisor.
+// The management calls (start_child, terminate_child, restart_child, delete_child,
+// which_children, count_children) are gen_server calls; the functions at the end make them.
+//
+// Not yet here (issue 3 goes on): simple_one_for_one / DynamicSupervisor, auto_shutdown, the
+// snapshot, the lifecycle supervisor.
 
 #include <functional>
 #include <memory>
@@ -37,6 +39,32 @@ struct SupervisorSpec {
   std::vector<Child> children;
 };
 
+/// One row of which_children: newest child first, as OTP lists them.
+struct ChildInfo {
+  std::string id;
+  Pid pid;  ///< Pid{}: undefined (not running)
+  ChildType type = ChildType::worker;
+  RestartType restart = RestartType::permanent;
+};
+
+/// count_children.
+struct ChildCounts {
+  std::size_t specs = 0;
+  std::size_t active = 0;
+  std::size_t supervisors = 0;
+  std::size_t workers = 0;
+};
+
+/// The reply to every management call: ok with a pid, or an error such as not_found, running,
+/// already_present, or the start's failure reason.
+struct ManagementReply {
+  bool ok = false;
+  Pid pid;
+  Reason error;
+  std::vector<ChildInfo> children;
+  ChildCounts counts;
+};
+
 class Supervisor final : public Behaviour {
  public:
   explicit Supervisor(SupervisorSpec spec);
@@ -45,6 +73,7 @@ class Supervisor final : public Behaviour {
   static Child child(std::string id, SupervisorSpec spec, RestartType restart = RestartType::permanent);
 
   InitResult init(Context& ctx) override;
+  CallReply handle_call(Context& ctx, const Message& m, From from) override;
   void handle_info(Context& ctx, const Message& m) override;
   void terminate(Context& ctx, const Reason& reason) override;
 
@@ -63,11 +92,21 @@ class Supervisor final : public Behaviour {
   /// Restarts after child i exited; false when the supervisor gave up.
   bool restart(Context& ctx, std::size_t i);
   std::string path_of(const Context& ctx, std::size_t i) const;
+  std::size_t find(const std::string& id) const;
+  ManagementReply manage(Context& ctx, const Message& m);
   void report(Context& ctx, const char* what, std::size_t i, const Reason* reason);
 
   SupFlags flags_;
   std::vector<Slot> slots_;  // start order
   RestartIntensity intensity_;
 };
+
+// Management calls from another process (OTP's supervisor API). None counts as a restart.
+ManagementReply start_child(Context& ctx, Pid sup, Child child);
+ManagementReply terminate_child(Context& ctx, Pid sup, const std::string& id);
+ManagementReply restart_child(Context& ctx, Pid sup, const std::string& id);
+ManagementReply delete_child(Context& ctx, Pid sup, const std::string& id);
+std::vector<ChildInfo> which_children(Context& ctx, Pid sup);
+ChildCounts count_children(Context& ctx, Pid sup);
 
 }  // namespace lic::supervision

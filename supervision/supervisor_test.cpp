@@ -299,3 +299,51 @@ TEST_CASE("supervisor: same seed - same trace hash for the whole tree's life", "
   };
   CHECK(run() == run());
 }
+
+TEST_CASE("supervisor: management calls - start_child appends and which_children lists newest first - terminate/restart/delete - none counts as a restart", "[supervision][supervisor]") {
+  Simulation sim;
+  SupervisorSpec spec;
+  spec.flags.intensity = 0;  // any counted restart would end the supervisor
+  spec.children = {stub("a"), stub("b")};
+  const Pid sup = start_root(sim, std::move(spec));
+  std::vector<std::string> order;
+  ChildCounts counts;
+  ManagementReply dup;
+  ManagementReply del_running;
+  ManagementReply term;
+  ManagementReply restarted;
+  ManagementReply deleted;
+  ManagementReply missing;
+  std::vector<ChildInfo> after_terminate;
+  sim.spawn([&](Context& ctx) {
+    REQUIRE(start_child(ctx, sup, stub("c")).ok);
+    for (const ChildInfo& c : which_children(ctx, sup)) order.push_back(c.id);
+    counts = count_children(ctx, sup);
+    dup = start_child(ctx, sup, stub("c"));
+    del_running = delete_child(ctx, sup, "b");
+    term = terminate_child(ctx, sup, "b");
+    after_terminate = which_children(ctx, sup);
+    restarted = restart_child(ctx, sup, "b");
+    terminate_child(ctx, sup, "a");
+    deleted = delete_child(ctx, sup, "a");
+    missing = restart_child(ctx, sup, "a");
+  });
+  sim.run();
+  CHECK(order == std::vector<std::string>{"c", "b", "a"});
+  CHECK(counts.specs == 3);
+  CHECK(counts.active == 3);
+  CHECK(counts.workers == 3);
+  CHECK_FALSE(dup.ok);
+  CHECK(dup.error == Reason::other(Atom("already_started")));
+  CHECK(del_running.error == Reason::other(Atom("running")));
+  CHECK(term.ok);
+  REQUIRE(after_terminate.size() == 3);
+  CHECK(after_terminate[1].id == "b");
+  CHECK_FALSE(after_terminate[1].pid);  // spec kept, pid undefined, not restarted
+  CHECK(restarted.ok);
+  CHECK(restarted.pid == sim.whereis(Atom("b")));
+  CHECK(deleted.ok);
+  CHECK(missing.error == Reason::other(Atom("not_found")));
+  CHECK(sim.alive(sup));  // intensity 0, yet nothing above counted as a restart
+  CHECK(system_events(sim, "management").size() == 11);
+}
