@@ -4,16 +4,7 @@
 
 #include <cstdint>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIC_ASAN 1
-#endif
-#endif
-#if LIC_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
+#include "sim/sanitizers.hpp"
 
 namespace lic {
 namespace {

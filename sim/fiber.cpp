@@ -5,14 +5,6 @@
 //    suspends the current fiber, so the scheduler always finds exactly one ready fiber.
 // The benchmark measures both (`letitcrash bench --backend ...`); docs/kernel.md has the figures.
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIC_ASAN 1
-#endif
-#endif
-
 #include "sim/fiber.hpp"
 
 #include <sys/mman.h>
@@ -31,10 +23,7 @@
 #include <new>
 #include <vector>
 
-#if LIC_ASAN
-#include <sanitizer/asan_interface.h>
-#include <sanitizer/common_interface_defs.h>
-#endif
+#include "sim/sanitizers.hpp"
 
 namespace lic {
 namespace {
