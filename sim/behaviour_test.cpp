@@ -268,3 +268,55 @@ TEST_CASE("behaviour: with ack_init the spawner hears init's result before any E
   CHECK(seen == std::vector<std::string>{"normal", "ignore", "{error,no_config}", "{error,init_crashed}"});
   CHECK(log.empty());
 }
+
+TEST_CASE("behaviour: after a callback that blocked returns - the process still wakes for later messages (regression)", "[behaviour]") {
+  // A callback sleeps (its fiber stays with it, the loop moves on), then arms a timer to itself.
+  // The loop once kept naming the process as `current` after that, and the timer's message was
+  // enqueued with no wake-up.
+  struct B : Behaviour {
+    int* handled;
+    explicit B(int* h) : handled(h) {}
+    void handle_info(Context& ctx, const Message& m) override {
+      if (m.tag == Atom("a")) {
+        ctx.sleep(1_s);
+        ctx.send_after(1_s, ctx.self(), Atom("b"));
+      } else {
+        ++*handled;
+      }
+    }
+  };
+  int handled = 0;
+  Simulation sim;
+  const Pid p = sim.spawn(std::make_unique<B>(&handled));
+  sim.send(p, Atom("a"));
+  sim.run();
+  CHECK(handled == 1);
+  CHECK(sim.info(p)->mailbox == 0);
+  CHECK(sim.now() == Time{0} + 2_s);
+}
+
+TEST_CASE("behaviour: a behaviour blocked in a callback and killed from outside unwinds and is freed (regression)", "[behaviour][exit]") {
+  int destroyed = 0;
+  struct Guard {
+    int* n;
+    ~Guard() { ++*n; }
+  };
+  struct Sleeper : Behaviour {
+    int* destroyed;
+    explicit Sleeper(int* d) : destroyed(d) {}
+    ~Sleeper() override { ++*destroyed; }
+    void handle_info(Context& ctx, const Message&) override {
+      Guard g{destroyed};
+      ctx.sleep(100_s);
+    }
+  };
+  Simulation sim;
+  const Pid p = sim.spawn(std::make_unique<Sleeper>(&destroyed));
+  sim.send(p, Atom("go"));
+  sim.run_until(Time{0} + 1_s);
+  sim.exit(p, Reason::kill());
+  sim.run_until(Time{0} + 2_s);
+  CHECK(destroyed == 2);  // the guard on its stack, then the behaviour object
+  CHECK_FALSE(sim.alive(p));
+  CHECK(sim.fibers() <= 2);  // nothing still bound
+}

@@ -141,6 +141,8 @@ void EventQueue::advance(int level, int digit, std::int64_t m) {
   for (const Entry& e : b) {
     if (e.time.ns == m) {
       now_q_.push_back(e);
+    } else if (e.time.ns < m) {
+      cancelled_.erase(e.seq);  // earlier than the earliest live one: a cancelled event
     } else {
       place(e);
     }
@@ -173,6 +175,12 @@ bool EventQueue::pop_until(Time deadline, Entry& out) {
       return true;
     }
     if (!radix_) {
+      // Cancelled events never move the clock: drop them before looking at the next time.
+      while (!heap_.empty() && !cancelled_.empty() && cancelled_.count(heap_.front().seq) != 0) {
+        Entry dropped;
+        heap_pop(dropped);
+        cancelled_.erase(dropped.seq);
+      }
       if (heap_.empty() || heap_.front().time > deadline) return false;
       // The heap gives (time, key, seq) order: move the whole next instant to now_q_, or, when
       // the instant holds one event (the common case), hand it out directly.
@@ -197,11 +205,19 @@ bool EventQueue::pop_until(Time deadline, Entry& out) {
     int level = 0;
     int digit = 0;
     if (!lowest(level, digit)) return false;
+    // The earliest live time in the bucket: cancelled events never move the clock (the
+    // simulation's clock would be left behind it).
     std::int64_t m = INT64_MAX;
-    for (const Entry& e : buckets_[level][digit]) m = std::min(m, e.time.ns);
+    for (const Entry& e : buckets_[level][digit]) {
+      if (cancelled_.empty() || cancelled_.count(e.seq) == 0) m = std::min(m, e.time.ns);
+    }
+    if (m == INT64_MAX) {  // only cancelled events here
+      for (const Entry& e : buckets_[level][digit]) cancelled_.erase(e.seq);
+      future_ -= buckets_[level][digit].size();
+      clear_bucket(level, digit);
+      continue;
+    }
     if (Time{m} > deadline) return false;
-    // Moving the clock to m is safe even if the event there is cancelled: m <= deadline, and
-    // the simulation's clock reaches the deadline before anything new can be pushed.
     advance(level, digit, m);
   }
 }

@@ -167,3 +167,17 @@ TEST_CASE("the queue switches between its heap and its radix buckets without cha
     CHECK(drain(q) == std::vector<std::uint64_t>{1004, 1003, 1002, 1001, 1000});
   }
 }
+
+TEST_CASE("a cancelled event never moves the clock: after it the queue accepts the current time (regression)", "[event_queue]") {
+  for (TieBreak tb : {TieBreak::fifo, TieBreak::random}) {
+    EventQueue q(tb, Rng(1));
+    const auto id = q.push(Time{10'000}, item(1));
+    q.cancel(id);
+    EventQueue::Entry e;
+    CHECK_FALSE(q.pop(e));
+    CHECK(q.now() == Time{0});
+    q.push(Time{5}, item(2));  // before the cancelled event's time: still allowed
+    REQUIRE(q.pop(e));
+    CHECK(e.item.a == 2);
+  }
+}

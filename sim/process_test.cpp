@@ -227,3 +227,15 @@ TEST_CASE("an exception in a scheduled callback stops the run and is rethrown by
   sim.run();  // the rest still runs afterwards
   CHECK(later == 1);
 }
+
+TEST_CASE("a cancelled callback does not move the clock - spawning after run() works (regression)", "[process]") {
+  Simulation sim;
+  const auto id = sim.schedule(Time{0} + 10_s, [] {});
+  sim.cancel(id);
+  sim.run();
+  CHECK(sim.now() == Time{0});
+  bool ran = false;
+  sim.spawn([&](Context&) { ran = true; });
+  sim.run();
+  CHECK(ran);
+}

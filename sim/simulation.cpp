@@ -63,6 +63,10 @@ void Simulation::run_until(Time t) {
 
 void Simulation::Impl::loop() {
   for (;;) {
+    // The loop runs no process's code. A callback that blocked on this fiber's stack left
+    // `current` naming its process when the loop moved here; clear it, or that process would
+    // look "running" to enqueue (no wake-up) and to finish (no unwind).
+    current = nullptr;
     drain_unwind();
     EventQueue::Entry e;
     if (budget > 0 && queue.pop_until(deadline, e)) {
@@ -315,7 +319,9 @@ void Simulation::Impl::run_callback(Process* p, Message* m) {
         break;
       case MsgKind::exit:
         // gen_server: an exit signal from the parent, trapped, stops the server (terminate runs).
-        if (m->from == p->parent && p->parent) {
+        // A process the world spawned has the world (Pid{}) as its parent: Simulation::exit
+        // stops it gracefully, as a parent supervisor would.
+        if (m->from == p->parent) {
           p->stop_requested = true;
           p->stop_reason = m->reason;
         } else {

@@ -118,12 +118,10 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
   ctx.unlink(pid);
   auto down = [ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; };
   Reason got;
-  Reason expected = how.kind == Shutdown::Kind::brutal_kill ? Reason::killed() : Reason::shutdown();
   if (MessagePtr early = ctx.receive([pid](const Message& m) { return is_exit_from(m, pid); },
                                      Duration::zero())) {
     ctx.receive(down);
     got = early->reason;
-    expected = Reason::other(Atom("$none"));  // any reason is an error now
   } else if (how.kind == Shutdown::Kind::brutal_kill) {
     ctx.exit(pid, Reason::kill());
     got = ctx.receive(down)->reason;
@@ -136,7 +134,13 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
     }
     got = m->reason;
   }
-  if (!(got == expected)) report(ctx, "shutdown_error", i, &got);
+  // OTP's shutdown/1: fine is `killed` after brutal_kill, `shutdown` otherwise, and for a
+  // non-permanent child also `normal` or `shutdown` (it may have been on its way out anyway).
+  const Reason expected = how.kind == Shutdown::Kind::brutal_kill ? Reason::killed() : Reason::shutdown();
+  const bool fine = got == expected ||
+                    (s.child.spec.restart != RestartType::permanent &&
+                     (got == Reason::normal() || got == Reason::shutdown()));
+  if (!fine) report(ctx, "shutdown_error", i, &got);
   s.pid = Pid{};
 }
 
@@ -188,7 +192,9 @@ bool Supervisor::restart(Context& ctx, std::size_t failed) {
 void Supervisor::handle_info(Context& ctx, const Message& m) {
   if (m.kind != MsgKind::exit) return;
   std::size_t i = 0;
-  while (i < slots_.size() && !(slots_[i].pid == m.from && !slots_[i].removed)) ++i;
+  // A child has a live pid: an EXIT from anything else (the world's Pid{} included) is not a
+  // child's, and OTP ignores it.
+  while (i < slots_.size() && !(slots_[i].pid && slots_[i].pid == m.from && !slots_[i].removed)) ++i;
   if (i == slots_.size()) return;  // not a child (e.g. an ignored start's normal exit)
   const RestartType type = slots_[i].child.spec.restart;
   // OTP reports a permanent child's end whatever the reason, others only when abnormal.

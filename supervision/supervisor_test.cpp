@@ -347,3 +347,41 @@ TEST_CASE("supervisor: management calls - start_child appends and which_children
   CHECK(sim.alive(sup));  // intensity 0, yet nothing above counted as a restart
   CHECK(system_events(sim, "management").size() == 11);
 }
+
+TEST_CASE("supervisor: an EXIT from something that is not a child is ignored - and the world stops a root supervisor gracefully (regression)", "[supervision][supervisor]") {
+  struct Ignores : Behaviour {
+    InitResult init(Context&) override { return InitResult::ignore(); }
+  };
+  std::vector<std::string> log;
+  Simulation sim;
+  SupervisorSpec spec;  // OTP defaults: intensity 1
+  Child a;
+  a.spec.id = "ignored";  // pid undefined after start: must not match an EXIT from Pid{}
+  a.start.behaviour = [] { return std::make_unique<Ignores>(); };
+  spec.children = {a, stub("b", &log, true)};
+  const Pid sup = start_root(sim, std::move(spec));
+  // World exit signals with a reason other than shutdown: trapped, not from a child: ignored?
+  // No: from the world, which is the root's parent - so a shutdown from it stops the tree.
+  sim.exit(sup, Reason::shutdown());
+  sim.run();
+  CHECK_FALSE(sim.alive(sup));
+  CHECK(system_events(sim, "child_terminated").empty());
+  CHECK(system_events(sim, "reached_max_restart_intensity").empty());
+  CHECK(log == std::vector<std::string>{"b terminate shutdown"});
+}
+
+TEST_CASE("supervisor: after terminate_child times out and kills - a later child crash is still handled (regression)", "[supervision][supervisor]") {
+  Simulation sim;
+  SupervisorSpec spec;
+  spec.flags = SupFlags::elixir();
+  spec.children = {stub("slow", nullptr, true, Shutdown::after(1_s), 1_h), stub("w")};
+  const Pid sup = start_root(sim, std::move(spec));
+  sim.spawn([&](Context& ctx) { terminate_child(ctx, sup, "slow"); });
+  sim.run();
+  const Pid w = sim.whereis(Atom("w"));
+  sim.schedule(sim.now() + 1_s, [&] { sim.exit(w, Reason::kill()); });
+  sim.run();
+  CHECK(sim.whereis(Atom("w")));
+  CHECK(sim.whereis(Atom("w")) != w);
+  CHECK(sim.info(sup)->mailbox == 0);
+}
