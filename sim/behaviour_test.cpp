@@ -320,3 +320,28 @@ TEST_CASE("behaviour: a behaviour blocked in a callback and killed from outside 
   CHECK_FALSE(sim.alive(p));
   CHECK(sim.fibers() <= 2);  // nothing still bound
 }
+
+TEST_CASE("behaviour: after a call times out the caller keeps no trace of it once the callee answers late or dies", "[behaviour]") {
+  Simulation sim;
+  Log log;
+  const Pid slow = sim.spawn(std::make_unique<Counter>(&log));
+  const Pid silent = sim.spawn([](Context& ctx) { ctx.receive(); ctx.sleep(3_s); });
+  const Pid caller = sim.spawn([&](Context& ctx) {
+    CHECK(ctx.call(slow, kSlow, {}, 1_s).status == CallResult::Status::timeout);    // replies at 2 s
+    CHECK(ctx.call(silent, kGet, {}, 1_s).status == CallResult::Status::timeout);  // dies at 4 s
+    ctx.sleep(10_s);
+  });
+  sim.run_until(Time{0} + 3_s);
+  CHECK(sim.info(caller)->monitors == 1);  // the late reply ended one; the silent callee lives
+  CHECK(sim.info(caller)->mailbox == 0);
+  sim.run_until(Time{0} + 5_s);
+  CHECK(sim.info(caller)->monitors == 0);  // its DOWN ended the other
+  CHECK(sim.info(caller)->mailbox == 0);
+  sim.run();
+  CHECK(sim.info(caller) == std::nullopt);  // it ended normally...
+  std::size_t drops = 0;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::drop && e.pid == caller) ++drops;
+  }
+  CHECK(drops == 2);  // ...having dropped the late reply and the silent callee's DOWN
+}

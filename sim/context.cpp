@@ -199,8 +199,9 @@ CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
         return (x.kind == MsgKind::reply || x.kind == MsgKind::down) && x.ref == mref;
       },
       timeout);
-  k.demonitor(self_, mref, true);
   if (!m) {
+    // The monitor stays until a late reply or the callee's DOWN arrives; either is dropped on
+    // arrival and ends the entry, so the list holds only calls whose callee may still answer.
     self_->abandoned_calls.push_back(mref);
     result.status = CallResult::Status::timeout;
     result.reason = Reason::other(Atom("timeout"));
@@ -208,6 +209,7 @@ CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
     result.status = CallResult::Status::down;
     result.reason = m->reason;
   } else {
+    k.demonitor(self_, mref, true);
     result.reply = std::move(m);
   }
   return result;

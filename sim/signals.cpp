@@ -130,11 +130,13 @@ void Simulation::Impl::send(Pid from, Process* from_proc, Pid to, MessagePtr m) 
 }
 
 void Simulation::Impl::enqueue(Process* p, MessagePtr m) {
-  if (m->kind == MsgKind::reply && !p->abandoned_calls.empty()) {
+  if ((m->kind == MsgKind::reply || m->kind == MsgKind::down) && !p->abandoned_calls.empty()) {
     auto it = std::find(p->abandoned_calls.begin(), p->abandoned_calls.end(), m->ref);
     if (it != p->abandoned_calls.end()) {
-      // A reply to a call that timed out: OTP drops it (the caller's alias is gone).
+      // A late reply to a call that timed out, or its callee's DOWN: OTP drops the reply (the
+      // caller's alias is gone) and the caller never sees the monitor. Either ends the entry.
       p->abandoned_calls.erase(it);
+      if (m->kind == MsgKind::reply) demonitor(p, m->ref, false);
       note(EventKind::drop, p, p->pid, m->from, Reason::other(Atom("call_timed_out")), m->tag,
            m->id);
       return;
