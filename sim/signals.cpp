@@ -411,6 +411,11 @@ std::optional<ProcessInfo> Simulation::info(Pid pid) const {
   return i;
 }
 
+const Behaviour* Simulation::behaviour_of(Pid pid) const {
+  const Process* p = impl_->find(pid);
+  return p != nullptr ? p->behaviour.get() : nullptr;
+}
+
 std::vector<Pid> Simulation::processes() const {
   std::vector<Pid> out;
   for (const Process* p : impl_->procs) {

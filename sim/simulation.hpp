@@ -74,6 +74,9 @@ class Simulation {
   bool alive(Pid p) const;
   Pid whereis(Atom name) const;
   std::optional<ProcessInfo> info(Pid p) const;
+  /// The behaviour object of a live behaviour process (null otherwise), for observers that
+  /// read its state between runs (the supervision snapshot). Never call it from process code.
+  const Behaviour* behaviour_of(Pid p) const;
   /// Live processes in pid order.
   std::vector<Pid> processes() const;
   std::size_t process_count() const { return live_processes_; }

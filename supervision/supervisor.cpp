@@ -245,18 +245,43 @@ CallReply Supervisor::handle_call(Context& ctx, const Message& m, From) {
   return CallReply::reply(m.tag, std::move(r));
 }
 
+std::vector<ChildInfo> Supervisor::children() const {
+  // Newest first: start_child appends to the start order, which_children lists it first.
+  std::vector<ChildInfo> out;
+  for (std::size_t i = slots_.size(); i-- > 0;) {
+    const Slot& s = slots_[i];
+    if (!s.removed) out.push_back({s.child.spec.id, s.pid, s.child.spec.type, s.child.spec.restart});
+  }
+  return out;
+}
+
+ChildCounts Supervisor::counts() const {
+  ChildCounts c;
+  for (const Slot& s : slots_) {
+    if (s.removed) continue;
+    ++c.specs;
+    if (s.pid) ++c.active;
+    ++(s.child.spec.type == ChildType::supervisor ? c.supervisors : c.workers);
+  }
+  return c;
+}
+
+std::vector<SupervisorSnapshot> snapshot(const Simulation& sim) {
+  std::vector<SupervisorSnapshot> out;
+  for (Pid pid : sim.processes()) {
+    const auto* sup = dynamic_cast<const Supervisor*>(sim.behaviour_of(pid));
+    if (sup == nullptr) continue;
+    out.push_back({pid, std::string(sim.info(pid)->label.name.text()), sup->flags().strategy,
+                   sup->children(), sup->counts()});
+  }
+  return out;
+}
+
 ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
   ManagementReply r;
   if (m.tag == kWhichChildren || m.tag == kCountChildren) {
-    // Newest first: start_child appends to the start order, which_children lists it first.
-    for (std::size_t i = slots_.size(); i-- > 0;) {
-      const Slot& s = slots_[i];
-      if (s.removed) continue;
-      r.children.push_back({s.child.spec.id, s.pid, s.child.spec.type, s.child.spec.restart});
-      ++r.counts.specs;
-      if (s.pid) ++r.counts.active;
-      ++(s.child.spec.type == ChildType::supervisor ? r.counts.supervisors : r.counts.workers);
-    }
+    r.children = children();
+    r.counts = counts();
     r.ok = true;
     return r;
   }

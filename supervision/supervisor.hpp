@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/process.hpp"
+#include "sim/simulation.hpp"
 #include "supervision/child_spec.hpp"
 #include "supervision/restart_intensity.hpp"
 
@@ -72,6 +73,11 @@ class Supervisor final : public Behaviour {
   /// A child entry that starts a supervisor with `spec` (type supervisor, shutdown infinity).
   static Child child(std::string id, SupervisorSpec spec, RestartType restart = RestartType::permanent);
 
+  /// which_children, as the call answers it (newest first), read directly.
+  std::vector<ChildInfo> children() const;
+  ChildCounts counts() const;
+  const SupFlags& flags() const { return flags_; }
+
   InitResult init(Context& ctx) override;
   CallReply handle_call(Context& ctx, const Message& m, From from) override;
   void handle_info(Context& ctx, const Message& m) override;
@@ -100,6 +106,19 @@ class Supervisor final : public Behaviour {
   std::vector<Slot> slots_;  // start order
   RestartIntensity intensity_;
 };
+
+/// One supervisor in a snapshot.
+struct SupervisorSnapshot {
+  Pid pid;
+  std::string path;  ///< its label's name: the tree path
+  Strategy strategy = Strategy::one_for_one;
+  std::vector<ChildInfo> children;  ///< which_children order: newest first
+  ChildCounts counts;
+};
+
+/// Every live supervisor's which_children and count_children, in pid order, read between runs
+/// (no call, no trace event).
+std::vector<SupervisorSnapshot> snapshot(const Simulation& sim);
 
 // Management calls from another process (OTP's supervisor API). None counts as a restart.
 ManagementReply start_child(Context& ctx, Pid sup, Child child);

@@ -385,3 +385,25 @@ TEST_CASE("supervisor: after terminate_child times out and kills - a later child
   CHECK(sim.whereis(Atom("w")) != w);
   CHECK(sim.info(sup)->mailbox == 0);
 }
+
+TEST_CASE("supervisor: the snapshot gives every supervisor's which_children and count_children without a call", "[supervision][supervisor]") {
+  Simulation sim;
+  start_root(sim, mini_pipeline());
+  sim.exit(sim.whereis(Atom("parser")), Reason::kill());
+  sim.run();
+  const std::uint64_t events = sim.trace().count();
+  const std::vector<SupervisorSnapshot> snap = snapshot(sim);
+  CHECK(sim.trace().count() == events);  // reading it changed nothing
+  REQUIRE(snap.size() == 3);
+  std::map<std::string, const SupervisorSnapshot*> by_path;
+  for (const SupervisorSnapshot& s : snap) by_path[s.path] = &s;
+  REQUIRE(by_path.count("/root/input") == 1);
+  const SupervisorSnapshot& input = *by_path["/root/input"];
+  CHECK(input.strategy == Strategy::rest_for_one);
+  REQUIRE(input.children.size() == 3);
+  CHECK(input.children[0].id == "validator");  // newest first
+  CHECK(input.children[1].pid == sim.whereis(Atom("parser")));
+  CHECK(input.counts.active == 3);
+  CHECK(by_path["/root"]->counts.supervisors == 2);
+  CHECK(by_path["/root/sink"]->counts.workers == 2);
+}
