@@ -211,12 +211,14 @@ MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
     p->timed_out = false;
     p->wait_match = &match;
     const std::uint32_t token = ++p->wait_token;
-    if (until != Time::max()) {
-      queue.push(until, EventQueue::Item{kTimeout, token, p->pid.id});
-    }
+    const bool timed = until != Time::max();
+    const std::uint64_t timer = timed ? queue.push(until, EventQueue::Item{kTimeout, token, p->pid.id}) : 0;
     block(p);
     p->waiting = false;
     p->wait_match = nullptr;
+    // Woken before the timeout (or ended): the timeout must not fire later and move the clock
+    // past the last thing that happened.
+    if (timed && !p->timed_out) queue.cancel(timer);
     check(p);
     if (p->timed_out) return nullptr;
     if (MessagePtr m = take_match(p, match)) return m;

@@ -3,6 +3,7 @@
 // Data only: the supervisor process (issue 3) and the scenario parser (issue 5) fill them in.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,9 @@ struct SupFlags {
   Duration period = kSecond * 5;  ///< MaxT: OTP's default 5 s (Elixir's too)
   AutoShutdown auto_shutdown = AutoShutdown::never;
   IntensityWindow window = IntensityWindow::otp_seconds;
+  /// DynamicSupervisor's max_children: start_child fails with max_children at this many
+  /// children (simple_one_for_one only); nothing: no limit.
+  std::optional<std::uint32_t> max_children;
 
   static SupFlags otp() { return {}; }
   static SupFlags elixir() {

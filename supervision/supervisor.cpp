@@ -14,9 +14,37 @@ bool is_exit_from(const Message& m, Pid pid) { return m.kind == MsgKind::exit &&
 
 }  // namespace
 
+const Atom kTryAgain("try_again_restart");
+
 Supervisor::Supervisor(SupervisorSpec spec)
     : flags_(spec.flags), intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
-  for (Child& c : spec.children) slots_.push_back(Slot{std::move(c), {}, 0, false});
+  // OTP's check_startspec: ids unique; significant only with auto_shutdown and not permanent;
+  // simple_one_for_one has one template spec (none: Elixir's DynamicSupervisor).
+  for (std::size_t i = 0; i < spec.children.size() && spec_error_.empty(); ++i) {
+    const ChildSpec& c = spec.children[i].spec;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (spec.children[j].spec.id == c.id) spec_error_ = "{duplicate_child_name," + c.id + "}";
+    }
+    if (c.significant && flags_.auto_shutdown == AutoShutdown::never) {
+      spec_error_ = "{bad_combination,[{auto_shutdown,never},{significant,true}]}";
+    } else if (c.significant && c.restart == RestartType::permanent) {
+      spec_error_ = "{bad_combination,[{restart,permanent},{significant,true}]}";
+    }
+  }
+  if (dynamic()) {
+    if (spec.children.size() > 1) spec_error_ = "bad_start_spec";
+    if (spec.children.size() == 1) template_ = std::move(spec.children.front());
+    return;
+  }
+  for (Child& c : spec.children) add_slot(std::move(c));
+}
+
+std::size_t Supervisor::add_slot(Child child) {
+  Slot s;
+  s.child = std::move(child);
+  s.key = next_key_++;
+  slots_.push_back(std::move(s));
+  return slots_.size() - 1;
 }
 
 Child Supervisor::child(std::string id, SupervisorSpec spec, RestartType restart) {
@@ -31,7 +59,10 @@ Child Supervisor::child(std::string id, SupervisorSpec spec, RestartType restart
 }
 
 std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
-  return std::string(ctx.label().name.text()) + "/" + slots_[i].child.spec.id;
+  std::string path = std::string(ctx.label().name.text()) + "/" + slots_[i].child.spec.id;
+  // A dynamic child's path names it among its siblings (which share the spec id).
+  if (dynamic()) path += "." + std::to_string(slots_[i].key);
+  return path;
 }
 
 // g++ 12 warns a false -Wmaybe-uninitialized inside std::variant's move constructor (the string
@@ -78,6 +109,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
     pid = ctx.spawn(s.child.start.body, o);
   }
   s.pid = pid;
+  s.restarting = false;
   ctx.emit(Atom("child_started"), {{kId, Atom(s.child.spec.id)},
                                     {kPid, pid},
                                     {kStart, static_cast<std::int64_t>(s.starts)}});
@@ -86,6 +118,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
 
 InitResult Supervisor::init(Context& ctx) {
   ctx.trap_exit(true);
+  if (!spec_error_.empty()) return InitResult::stop(Reason::other(Atom("{start_spec," + spec_error_ + "}")));
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Reason error;
     switch (start(ctx, i, error)) {
@@ -104,11 +137,23 @@ InitResult Supervisor::init(Context& ctx) {
       }
     }
   }
+  compact();
   return InitResult::ok();
 }
 
+namespace {
+// OTP's shutdown/1: fine is `killed` after brutal_kill, `shutdown` otherwise, and for a
+// non-permanent child also `normal`, `shutdown` or {shutdown, _} (it may have been on its way out
+// anyway).
+bool shutdown_fine(const ChildSpec& spec, const Reason& got) {
+  if (spec.restart != RestartType::permanent && got.is_clean()) return true;
+  return got == (spec.shutdown.kind == Shutdown::Kind::brutal_kill ? Reason::killed() : Reason::shutdown());
+}
+}  // namespace
+
 void Supervisor::shut_down(Context& ctx, std::size_t i) {
   Slot& s = slots_[i];
+  s.restarting = false;
   if (!s.pid) return;
   const Pid pid = s.pid;
   const Shutdown how = s.child.spec.shutdown;
@@ -134,85 +179,200 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
     }
     got = m->reason;
   }
-  // OTP's shutdown/1: fine is `killed` after brutal_kill, `shutdown` otherwise, and for a
-  // non-permanent child also `normal` or `shutdown` (it may have been on its way out anyway).
-  const Reason expected = how.kind == Shutdown::Kind::brutal_kill ? Reason::killed() : Reason::shutdown();
-  const bool fine = got == expected ||
-                    (s.child.spec.restart != RestartType::permanent &&
-                     (got == Reason::normal() || got == Reason::shutdown()));
-  if (!fine) report(ctx, "shutdown_error", i, &got);
+  if (!shutdown_fine(s.child.spec, got)) report(ctx, "shutdown_error", i, &got);
   s.pid = Pid{};
 }
 
+// OTP's terminate_dynamic_children: every child is asked at once (shutdown, or kill for
+// brutal_kill), then the supervisor waits for them all; whoever is still alive when its timeout
+// runs out is killed. With one template the timeouts are the same: one timer, as in OTP.
+void Supervisor::shut_down_dynamic(Context& ctx) {
+  struct Waiting {
+    std::size_t i;
+    Ref ref;
+    Time deadline;  // Time::max(): infinity, or already killed
+  };
+  std::vector<Waiting> waiting;
+  auto finish = [&](std::size_t i, const Reason& got) {
+    if (!shutdown_fine(slots_[i].child.spec, got)) report(ctx, "shutdown_error", i, &got);
+    slots_[i].pid = Pid{};
+    slots_[i].removed = true;
+  };
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    s.restarting = false;
+    if (!s.pid || s.removed) continue;
+    const Pid pid = s.pid;
+    const Ref ref = ctx.monitor(pid);
+    ctx.unlink(pid);
+    if (MessagePtr early = ctx.receive([pid](const Message& m) { return is_exit_from(m, pid); },
+                                       Duration::zero())) {
+      ctx.receive([ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; });
+      finish(i, early->reason);
+      continue;
+    }
+    const Shutdown how = s.child.spec.shutdown;
+    const bool brutal = how.kind == Shutdown::Kind::brutal_kill;
+    ctx.exit(pid, brutal ? Reason::kill() : Reason::shutdown());
+    waiting.push_back({i, ref, how.kind == Shutdown::Kind::timeout ? ctx.now() + how.timeout : Time::max()});
+  }
+  while (!waiting.empty()) {
+    Time next = Time::max();
+    for (const Waiting& w : waiting) next = std::min(next, w.deadline);
+    MessagePtr m = ctx.receive(
+        [&waiting](const Message& x) {
+          if (x.kind != MsgKind::down) return false;
+          for (const Waiting& w : waiting) {
+            if (w.ref == x.ref) return true;
+          }
+          return false;
+        },
+        next == Time::max() ? Duration::max() : next - ctx.now());
+    if (!m) {  // a timeout ran out: kill those whose time is up
+      for (Waiting& w : waiting) {
+        if (w.deadline <= ctx.now()) {
+          ctx.exit(slots_[w.i].pid, Reason::kill());
+          w.deadline = Time::max();
+        }
+      }
+      continue;
+    }
+    for (std::size_t k = 0; k < waiting.size(); ++k) {
+      if (waiting[k].ref != m->ref) continue;
+      finish(waiting[k].i, m->reason);
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(k));
+      break;
+    }
+  }
+}
+
 void Supervisor::shut_down_all(Context& ctx) {
+  if (dynamic()) {
+    shut_down_dynamic(ctx);
+    return;
+  }
   for (std::size_t i = slots_.size(); i-- > 0;) {
     if (!slots_[i].removed) shut_down(ctx, i);
   }
 }
 
+void Supervisor::give_up(Context& ctx) {
+  shut_down_all(ctx);
+  ctx.stop(Reason::shutdown());
+}
+
 bool Supervisor::restart(Context& ctx, std::size_t failed) {
-  for (;;) {
-    if (!intensity_.add(ctx.now())) {
-      report(ctx, "reached_max_restart_intensity", failed, nullptr);
-      return false;
+  // OTP's add_restart comes first: the restart that would exceed the intensity is not made.
+  if (!intensity_.add(ctx.now())) {
+    report(ctx, "reached_max_restart_intensity", failed, nullptr);
+    // OTP's del_child: the failed child ends for good (a temporary one is dropped).
+    slots_[failed].pid = Pid{};
+    slots_[failed].restarting = false;
+    if (dynamic() || slots_[failed].child.spec.restart == RestartType::temporary) {
+      slots_[failed].removed = true;
     }
-    // The plan works on the children still present, in start order.
-    std::vector<std::size_t> index;
-    std::vector<ChildState> states;
-    std::size_t failed_pos = 0;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].removed) continue;
-      if (i == failed) failed_pos = index.size();
-      index.push_back(i);
-      states.push_back({slots_[i].child.spec.restart, static_cast<bool>(slots_[i].pid)});
-    }
-    const RestartPlan plan = plan_restart(flags_.strategy, states, failed_pos);
-    for (std::size_t p : plan.terminate) shut_down(ctx, index[p]);
-    for (std::size_t p : plan.remove) slots_[index[p]].removed = true;
-    bool retry = false;
-    for (std::size_t p : plan.restart) {
-      const std::size_t i = index[p];
-      Reason error;
-      const Started r = start(ctx, i, error);
-      if (r == Started::ignore && slots_[i].child.spec.restart == RestartType::temporary) {
-        slots_[i].removed = true;
-      } else if (r == Started::error) {
-        // OTP retries at once, and the retry counts: one_for_all retries the whole group,
-        // rest_for_one this child and those after it.
-        report(ctx, "start_error", i, &error);
-        failed = i;
-        retry = true;
-        break;
-      }
-    }
-    if (!retry) return true;
+    return false;
   }
+  // The plan works on the children still present, in start order.
+  std::vector<std::size_t> index;
+  std::vector<ChildState> states;
+  std::size_t failed_pos = 0;
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].removed) continue;
+    if (dynamic() && i != failed) continue;  // a dynamic child restarts alone
+    if (i == failed) failed_pos = index.size();
+    index.push_back(i);
+    states.push_back({slots_[i].child.spec.restart, static_cast<bool>(slots_[i].pid)});
+  }
+  const RestartPlan plan = plan_restart(flags_.strategy, states, failed_pos);
+  for (std::size_t p : plan.terminate) shut_down(ctx, index[p]);
+  for (std::size_t p : plan.remove) slots_[index[p]].removed = true;
+  for (std::size_t p : plan.restart) slots_[index[p]].restarting = false;
+  for (std::size_t p : plan.restart) {
+    const std::size_t i = index[p];
+    Reason error;
+    const Started r = start(ctx, i, error);
+    if (r == Started::ignore &&
+        (dynamic() || slots_[i].child.spec.restart == RestartType::temporary)) {
+      // A dynamic child whose restart returns ignore is dropped: OTP 25 kept it with pid
+      // undefined and crashed at shutdown (erlang/otp#8215); later releases drop it.
+      slots_[i].removed = true;
+    } else if (r == Started::error) {
+      // OTP: report, mark the child `restarting`, and cast try_again_restart to itself, so
+      // other messages (a shutdown, a management call) are handled before the retry. The retry
+      // counts as a restart. one_for_all retries the whole group, rest_for_one this child and
+      // those after it, one_for_one this child.
+      report(ctx, "start_error", i, &error);
+      slots_[i].restarting = true;
+      ctx.send(ctx.self(), kTryAgain, slots_[i].key);
+      break;
+    }
+  }
+  return true;
+}
+
+void Supervisor::try_again(Context& ctx, std::uint32_t key) {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].key != key || slots_[i].removed) continue;
+    // Only while still waiting: a terminate_child in between cancels the retry.
+    if (slots_[i].restarting && !restart(ctx, i)) give_up(ctx);
+    return;
+  }
+}
+
+bool Supervisor::auto_shutdown_due(const Slot& ended) const {
+  if (flags_.auto_shutdown == AutoShutdown::never || !ended.child.spec.significant) return false;
+  if (flags_.auto_shutdown == AutoShutdown::any_significant) return true;
+  // all_significant: no other significant child still has a process (or a pending restart).
+  for (const Slot& s : slots_) {
+    if (&s == &ended || s.removed) continue;
+    if (dynamic() ? true : (s.child.spec.significant && (s.pid || s.restarting))) return false;
+  }
+  return true;
+}
+
+void Supervisor::child_exited(Context& ctx, std::size_t i, const Reason& reason) {
+  Slot& s = slots_[i];
+  const RestartType type = s.child.spec.restart;
+  // OTP reports a permanent child's end whatever the reason, others only when abnormal.
+  if (type == RestartType::permanent || !reason.is_clean()) report(ctx, "child_terminated", i, &reason);
+  s.pid = Pid{};
+  if (!restart_wanted(type, reason)) {
+    // OTP's del_child: a temporary (or any dynamic) child is dropped, a transient one keeps its
+    // spec with pid undefined. Only a child that is not restarted can trigger auto_shutdown.
+    if (type == RestartType::temporary || dynamic()) s.removed = true;
+    if (auto_shutdown_due(s)) {
+      ctx.emit(Atom("auto_shutdown"), {{kId, Atom(s.child.spec.id)}});
+      give_up(ctx);
+    }
+    return;
+  }
+  if (!restart(ctx, i)) give_up(ctx);
+}
+
+void Supervisor::compact() {
+  std::erase_if(slots_, [](const Slot& s) { return s.removed; });
 }
 
 void Supervisor::handle_info(Context& ctx, const Message& m) {
-  if (m.kind != MsgKind::exit) return;
-  std::size_t i = 0;
-  // A child has a live pid: an EXIT from anything else (the world's Pid{} included) is not a
-  // child's, and OTP ignores it.
-  while (i < slots_.size() && !(slots_[i].pid && slots_[i].pid == m.from && !slots_[i].removed)) ++i;
-  if (i == slots_.size()) return;  // not a child (e.g. an ignored start's normal exit)
-  const RestartType type = slots_[i].child.spec.restart;
-  // OTP reports a permanent child's end whatever the reason, others only when abnormal.
-  if (type == RestartType::permanent || !m.reason.is_clean()) {
-    report(ctx, "child_terminated", i, &m.reason);
+  if (m.tag == kTryAgain && m.from == ctx.self()) {
+    if (const auto* key = m.get<std::uint32_t>()) try_again(ctx, *key);
+  } else if (m.kind == MsgKind::exit) {
+    // A child has a live pid: an EXIT from anything else (the world's Pid{} included) is not a
+    // child's, and OTP ignores it (e.g. an ignored start's normal exit).
+    const std::size_t i = find_pid(m.from);
+    if (i != slots_.size()) child_exited(ctx, i, m.reason);
   }
-  slots_[i].pid = Pid{};
-  if (!restart_wanted(type, m.reason)) {
-    if (type == RestartType::temporary) slots_[i].removed = true;
-    return;
-  }
-  if (!restart(ctx, i)) {
-    shut_down_all(ctx);
-    ctx.stop(Reason::shutdown());
-  }
+  compact();
 }
 
 void Supervisor::terminate(Context& ctx, const Reason&) { shut_down_all(ctx); }
+
+std::size_t Supervisor::find_pid(Pid pid) const {
+  std::size_t i = 0;
+  while (i < slots_.size() && !(slots_[i].pid && slots_[i].pid == pid && !slots_[i].removed)) ++i;
+  return i;
+}
 
 std::size_t Supervisor::find(const std::string& id) const {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -240,17 +400,31 @@ ManagementReply failure(const char* why) {
 }  // namespace
 
 CallReply Supervisor::handle_call(Context& ctx, const Message& m, From) {
-  ManagementReply r = manage(ctx, m);
+  ManagementReply r;
+  if (m.tag == kWhichChildren || m.tag == kCountChildren) {
+    r.children = children();
+    r.counts = counts();
+    r.ok = true;
+  } else {
+    r = dynamic() ? manage_dynamic(ctx, m) : manage(ctx, m);
+  }
   ctx.emit(kManagement, {{kCall, m.tag}, {kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+  compact();
   return CallReply::reply(m.tag, std::move(r));
 }
 
 std::vector<ChildInfo> Supervisor::children() const {
-  // Newest first: start_child appends to the start order, which_children lists it first.
   std::vector<ChildInfo> out;
-  for (std::size_t i = slots_.size(); i-- > 0;) {
-    const Slot& s = slots_[i];
-    if (!s.removed) out.push_back({s.child.spec.id, s.pid, s.child.spec.type, s.child.spec.restart});
+  auto row = [&out](const Slot& s) {
+    if (!s.removed) {
+      out.push_back({s.child.spec.id, s.pid, s.restarting, s.child.spec.type, s.child.spec.restart});
+    }
+  };
+  if (dynamic()) {
+    for (const Slot& s : slots_) row(s);  // start order: OTP lists a dynamic supervisor's by pid
+  } else {
+    // Newest first: start_child appends to the start order, which_children lists it first.
+    for (std::size_t i = slots_.size(); i-- > 0;) row(slots_[i]);
   }
   return out;
 }
@@ -263,6 +437,9 @@ ChildCounts Supervisor::counts() const {
     if (s.pid) ++c.active;
     ++(s.child.spec.type == ChildType::supervisor ? c.supervisors : c.workers);
   }
+  // simple_one_for_one counts its one spec (OTP); without a template (DynamicSupervisor) every
+  // child is a spec of its own.
+  if (dynamic() && template_) c.specs = 1;
   return c;
 }
 
@@ -277,17 +454,37 @@ std::vector<SupervisorSnapshot> snapshot(const Simulation& sim) {
   return out;
 }
 
+ManagementReply Supervisor::start_new(Context& ctx, Child child) {
+  ManagementReply r;
+  const RestartType type = child.spec.restart;
+  const std::size_t i = add_slot(std::move(child));
+  Reason error;
+  switch (start(ctx, i, error)) {
+    case Started::ok:
+      r.ok = true;
+      r.pid = slots_[i].pid;
+      break;
+    case Started::ignore:  // ok with pid undefined; only a static non-temporary spec is kept
+      if (dynamic() || type == RestartType::temporary) slots_[i].removed = true;
+      r.ok = true;
+      break;
+    case Started::error:  // no retry; the spec is not added
+      slots_[i].removed = true;
+      r.error = error;
+      break;
+  }
+  return r;
+}
+
 ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
   ManagementReply r;
-  if (m.tag == kWhichChildren || m.tag == kCountChildren) {
-    r.children = children();
-    r.counts = counts();
-    r.ok = true;
-    return r;
-  }
   if (m.tag == kStartChild) {
     const Child* c = m.get<Child>();
     if (c == nullptr) return failure("badarg");
+    if (c->spec.significant && (flags_.auto_shutdown == AutoShutdown::never ||
+                                c->spec.restart == RestartType::permanent)) {
+      return failure("bad_combination");
+    }
     const std::size_t existing = find(c->spec.id);
     if (existing != slots_.size()) {
       if (slots_[existing].pid) {
@@ -297,48 +494,71 @@ ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
       }
       return failure("already_present");
     }
-    slots_.push_back(Slot{*c, {}, 0, false});
-    const std::size_t i = slots_.size() - 1;
-    Reason error;
-    switch (start(ctx, i, error)) {
-      case Started::ok:
-        r.ok = true;
-        r.pid = slots_[i].pid;
-        return r;
-      case Started::ignore:  // ok with pid undefined; a temporary child's spec is not kept
-        if (c->spec.restart == RestartType::temporary) slots_[i].removed = true;
-        r.ok = true;
-        return r;
-      case Started::error:  // no retry; the spec is not added
-        slots_[i].removed = true;
-        r.error = error;
-        return r;
-    }
+    return start_new(ctx, *c);
   }
   const std::string* id = m.get<std::string>();
-  if (id == nullptr) return failure("badarg");
+  if (id == nullptr) return failure(m.get<Pid>() != nullptr ? "not_found" : "badarg");
   const std::size_t i = find(*id);
   if (i == slots_.size()) return failure("not_found");
   Slot& s = slots_[i];
   if (m.tag == kTerminateChild) {
-    shut_down(ctx, i);
+    shut_down(ctx, i);  // also cancels a pending retry
     if (s.child.spec.restart == RestartType::temporary) s.removed = true;
     r.ok = true;
-  } else if (m.tag == kRestartChild) {
+  } else if (m.tag == kRestartChild || m.tag == kDeleteChild) {
+    if (s.restarting) return failure("restarting");
     if (s.pid) return failure("running");
+    if (m.tag == kDeleteChild) {
+      s.removed = true;
+      r.ok = true;
+      return r;
+    }
     Reason error;
     const Started st = start(ctx, i, error);
     r.ok = st != Started::error;  // a failure is returned, not retried; the child stays undefined
     r.pid = s.pid;
     if (!r.ok) r.error = error;
-  } else if (m.tag == kDeleteChild) {
-    if (s.pid) return failure("running");
-    s.removed = true;
-    r.ok = true;
   } else {
     return failure("unknown_call");
   }
   return r;
+}
+
+// simple_one_for_one / DynamicSupervisor: children by pid, started from the template with an
+// argument or from their own spec; restart_child and delete_child do not apply.
+ManagementReply Supervisor::manage_dynamic(Context& ctx, const Message& m) {
+  ManagementReply r;
+  if (m.tag == kStartChild) {
+    std::size_t live = 0;
+    for (const Slot& s : slots_) live += s.removed ? 0 : 1;
+    if (flags_.max_children && live >= *flags_.max_children) return failure("max_children");
+    if (const Child* c = m.get<Child>()) {
+      if (template_) return failure("badarg");  // OTP's simple_one_for_one takes arguments
+      return start_new(ctx, *c);
+    }
+    const DynamicArg* a = m.get<DynamicArg>();
+    if (a == nullptr || !template_) return failure("badarg");
+    Child c;
+    c.spec = template_->spec;
+    if (template_->start.behaviour_with_arg) {
+      c.start.behaviour = [f = template_->start.behaviour_with_arg, arg = a->arg] { return f(arg); };
+    } else {
+      c.start = template_->start;
+    }
+    return start_new(ctx, std::move(c));
+  }
+  if (m.tag == kRestartChild || m.tag == kDeleteChild) return failure("simple_one_for_one");
+  if (m.tag == kTerminateChild) {
+    const Pid* pid = m.get<Pid>();
+    if (pid == nullptr) return failure("simple_one_for_one");  // OTP: an id is not accepted
+    const std::size_t i = find_pid(*pid);
+    if (i == slots_.size()) return failure("not_found");
+    shut_down(ctx, i);
+    slots_[i].removed = true;
+    r.ok = true;
+    return r;
+  }
+  return failure("unknown_call");
 }
 
 namespace {
@@ -356,8 +576,14 @@ ManagementReply call(Context& ctx, Pid sup, Atom tag, Payload payload) {
 ManagementReply start_child(Context& ctx, Pid sup, Child child) {
   return call(ctx, sup, kStartChild, std::move(child));
 }
+ManagementReply start_child(Context& ctx, Pid sup, DynamicArg arg) {
+  return call(ctx, sup, kStartChild, std::move(arg));
+}
 ManagementReply terminate_child(Context& ctx, Pid sup, const std::string& id) {
   return call(ctx, sup, kTerminateChild, id);
+}
+ManagementReply terminate_child(Context& ctx, Pid sup, Pid child) {
+  return call(ctx, sup, kTerminateChild, child);
 }
 ManagementReply restart_child(Context& ctx, Pid sup, const std::string& id) {
   return call(ctx, sup, kRestartChild, id);

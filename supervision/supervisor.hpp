@@ -1,18 +1,23 @@
 #pragma once
-// An OTP supervisor (one_for_one, one_for_all, rest_for_one) as a behaviour process: it starts
+// An OTP supervisor as a behaviour process (supervisor.erl, behaviour for behaviour): it starts
 // its children in order, synchronously, restarts them by strategy and restart type, counts
 // restarts in OTP's window and gives up (exits `shutdown`) when the intensity is exceeded, and
-// stops children in reverse start order with their shutdown specs. The decisions come from the
-// pure cores (restart_strategy, restart_intensity); this file only applies them.
+// stops children in reverse start order with their shutdown specs. A failed restart is retried
+// through a message to itself, as OTP's try_again_restart cast. auto_shutdown ends it when
+// significant children end. The decisions come from the pure cores (restart_strategy,
+// restart_intensity); this file only applies them.
+//
+// simple_one_for_one is the dynamic flavour: no children at start; start_child adds one, either
+// from the single template child spec with a string argument (OTP's simple_one_for_one) or from
+// a full child spec (Elixir's DynamicSupervisor), up to `max_children`; the children stop in
+// parallel. See docs/supervision.md.
 //
 // The management calls (start_child, terminate_child, restart_child, delete_child,
 // which_children, count_children) are gen_server calls; the functions at the end make them.
-//
-// Not yet here (issue 3 goes on): simple_one_for_one / DynamicSupervisor, auto_shutdown, the
-// snapshot, the lifecycle supervisor.
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +33,8 @@ namespace lic::supervision {
 struct ChildStart {
   std::function<std::unique_ptr<Behaviour>()> behaviour;
   Body body;
+  /// A simple_one_for_one template's start: the argument comes with each start_child.
+  std::function<std::unique_ptr<Behaviour>(const std::string& arg)> behaviour_with_arg;
 };
 
 struct Child {
@@ -40,10 +47,12 @@ struct SupervisorSpec {
   std::vector<Child> children;
 };
 
-/// One row of which_children: newest child first, as OTP lists them.
+/// One row of which_children: newest child first, as OTP lists them (a dynamic supervisor's
+/// children: oldest first, OTP's pid order).
 struct ChildInfo {
   std::string id;
-  Pid pid;  ///< Pid{}: undefined (not running)
+  Pid pid;  ///< Pid{}: undefined (not running), or restarting
+  bool restarting = false;  ///< OTP's `restarting`: a failed restart waits for its retry
   ChildType type = ChildType::worker;
   RestartType restart = RestartType::permanent;
 };
@@ -77,6 +86,7 @@ class Supervisor final : public Behaviour {
   std::vector<ChildInfo> children() const;
   ChildCounts counts() const;
   const SupFlags& flags() const { return flags_; }
+  bool dynamic() const { return flags_.strategy == Strategy::simple_one_for_one; }
 
   InitResult init(Context& ctx) override;
   CallReply handle_call(Context& ctx, const Message& m, From from) override;
@@ -87,24 +97,44 @@ class Supervisor final : public Behaviour {
   struct Slot {
     Child child;
     Pid pid;                   // Pid{} is OTP's `undefined`
+    std::uint32_t key = 0;     // stable identity: retries and dynamic children's labels use it
     std::uint32_t starts = 0;  // start attempts, the label's instance
-    bool removed = false;      // a temporary child that ended, or was dropped by a group restart
+    bool restarting = false;   // OTP's {restarting, Old}: a failed restart waits for its retry
+    bool removed = false;      // ended for good (dropped at the end of the message's handling)
   };
   enum class Started { ok, ignore, error };
 
   Started start(Context& ctx, std::size_t i, Reason& error);
   void shut_down(Context& ctx, std::size_t i);
+  void shut_down_dynamic(Context& ctx);
   void shut_down_all(Context& ctx);
-  /// Restarts after child i exited; false when the supervisor gave up.
+  void child_exited(Context& ctx, std::size_t i, const Reason& reason);
+  /// Counts a restart of child i and applies the strategy; false when the supervisor gives up.
   bool restart(Context& ctx, std::size_t i);
+  void try_again(Context& ctx, std::uint32_t key);
+  bool auto_shutdown_due(const Slot& ended) const;
+  void give_up(Context& ctx);
   std::string path_of(const Context& ctx, std::size_t i) const;
   std::size_t find(const std::string& id) const;
+  std::size_t find_pid(Pid pid) const;
+  std::size_t add_slot(Child child);
+  void compact();
   ManagementReply manage(Context& ctx, const Message& m);
+  ManagementReply manage_dynamic(Context& ctx, const Message& m);
+  ManagementReply start_new(Context& ctx, Child child);
   void report(Context& ctx, const char* what, std::size_t i, const Reason* reason);
 
   SupFlags flags_;
   std::vector<Slot> slots_;  // start order
+  std::optional<Child> template_;  // simple_one_for_one's child spec
+  std::string spec_error_;         // a bad start spec, reported by init
+  std::uint32_t next_key_ = 1;
   RestartIntensity intensity_;
+};
+
+/// The argument of a simple_one_for_one start_child (OTP's extra arguments).
+struct DynamicArg {
+  std::string arg;
 };
 
 /// One supervisor in a snapshot.
@@ -122,7 +152,11 @@ std::vector<SupervisorSnapshot> snapshot(const Simulation& sim);
 
 // Management calls from another process (OTP's supervisor API). None counts as a restart.
 ManagementReply start_child(Context& ctx, Pid sup, Child child);
+/// simple_one_for_one: start a child from the template with this argument.
+ManagementReply start_child(Context& ctx, Pid sup, DynamicArg arg);
 ManagementReply terminate_child(Context& ctx, Pid sup, const std::string& id);
+/// simple_one_for_one: terminate the child with this pid.
+ManagementReply terminate_child(Context& ctx, Pid sup, Pid child);
 ManagementReply restart_child(Context& ctx, Pid sup, const std::string& id);
 ManagementReply delete_child(Context& ctx, Pid sup, const std::string& id);
 std::vector<ChildInfo> which_children(Context& ctx, Pid sup);

@@ -1,0 +1,159 @@
+#include "supervision/model_harness.hpp"
+
+#include <algorithm>
+#include <memory>
+
+namespace lic::supervision::model {
+namespace {
+
+const Atom kCrash("crash");
+
+/// A worker that does what its model node says: init's result per start attempt (the label's
+/// instance), a crash on request, and a stop that is prompt (no trap_exit: the supervisor's
+/// `shutdown` ends it), slow (terminate takes stop_delay) or stalled (terminate never returns).
+class Worker final : public Behaviour {
+ public:
+  explicit Worker(const Node& node) : node_(node) {}
+
+  InitResult init(Context& ctx) override {
+    if (node_.stop != StopStyle::prompt) ctx.trap_exit(true);
+    if (node_.inits.empty()) return InitResult::ok();
+    const std::size_t k = std::min<std::size_t>(ctx.label().instance, node_.inits.size());
+    switch (node_.inits[k - 1]) {
+      case InitOutcome::ok:
+        return InitResult::ok();
+      case InitOutcome::ignore:
+        return InitResult::ignore();
+      case InitOutcome::error:
+        break;
+    }
+    return InitResult::stop(init_failure());
+  }
+
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag != kCrash) return;
+    crashing_ = true;
+    ctx.stop(*m.get<Reason>());
+  }
+
+  void terminate(Context& ctx, const Reason& r) override {
+    if (crashing_ || r != Reason::shutdown()) return;  // only a requested stop is slow
+    if (node_.stop == StopStyle::delay) ctx.sleep(node_.stop_delay);
+    if (node_.stop == StopStyle::stall) ctx.receive([](const Message&) { return false; });
+  }
+
+ private:
+  const Node& node_;
+  bool crashing_ = false;
+};
+
+Child child_of(const Node& n) {
+  if (n.spec.type == ChildType::supervisor) {
+    Child c = Supervisor::child(n.spec.id, build(n), n.spec.restart);
+    c.spec = n.spec;
+    return c;
+  }
+  Child c;
+  c.spec = n.spec;
+  const Node* node = &n;
+  c.start.behaviour = [node] { return std::make_unique<Worker>(*node); };
+  return c;
+}
+
+Pid find_path(const Simulation& sim, const std::string& path) {
+  for (Pid p : sim.processes()) {
+    if (sim.info(p)->label.name.text() == path) return p;
+  }
+  return Pid{};
+}
+
+std::string field_text(const TraceEvent& e, const char* key) {
+  const Atom k(key);
+  for (const TraceField& f : e.fields()) {
+    if (f.key != k) continue;
+    if (const Atom* a = std::get_if<Atom>(&f.value)) return std::string(a->text());
+    if (const std::string* s = std::get_if<std::string>(&f.value)) return *s;
+  }
+  return {};
+}
+
+}  // namespace
+
+SupervisorSpec build(const Node& supervisor) {
+  SupervisorSpec spec;
+  spec.flags = supervisor.flags;
+  for (const Node& c : supervisor.children) spec.children.push_back(child_of(c));
+  return spec;
+}
+
+std::vector<Event> events_of(const Trace& trace, std::size_t from) {
+  static const Atom kMax("reached_max_restart_intensity");
+  static const Atom kShutdownError("shutdown_error");
+  static const Atom kAuto("auto_shutdown");
+  std::vector<Event> out;
+  const EventLog& log = trace.events();
+  for (std::size_t i = from; i < log.size(); ++i) {
+    const TraceEvent& e = log[i];
+    if (e.label.name.empty()) continue;
+    const std::string path(e.label.name.text());
+    if (e.kind == lic::EventKind::spawn) {
+      out.push_back({e.time, Happened::spawn, path, e.label.instance, {}});
+    } else if (e.kind == lic::EventKind::exit) {
+      out.push_back({e.time, Happened::exit, path, e.label.instance, to_string(e.reason)});
+    } else if (e.kind == lic::EventKind::system && e.name == kMax) {
+      out.push_back({e.time, Happened::max_intensity, path, e.label.instance, {}});
+    } else if (e.kind == lic::EventKind::system && e.name == kAuto) {
+      out.push_back({e.time, Happened::auto_shutdown, path, e.label.instance, {}});
+    } else if (e.kind == lic::EventKind::system && e.name == kShutdownError) {
+      out.push_back({e.time, Happened::shutdown_error, path + "/" + field_text(e, "id"), 0,
+                     field_text(e, "reason")});
+    }
+  }
+  return out;
+}
+
+std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections) {
+  std::vector<Event> out;
+  std::size_t seen = 0;
+  auto drain = [&] {
+    sim.run();
+    std::vector<Event> more = events_of(sim.trace(), seen);
+    seen = sim.trace().events().size();
+    out.insert(out.end(), more.begin(), more.end());
+  };
+  SpawnOptions o;
+  o.label = Label{Atom("/" + root.spec.id), 1};
+  sim.spawn(std::make_unique<Supervisor>(build(root)), o);
+  drain();
+  for (const Injection& inj : injections) {
+    const Time last = out.empty() ? sim.now() : out.back().at;
+    sim.run_until(last + inj.after);
+    const Pid target = find_path(sim, inj.path);
+    if (!target) {
+      out.push_back({sim.now(), Happened::skipped, inj.path, 0, {}});
+      continue;
+    }
+    if (inj.reason.kind == ReasonKind::kill) {
+      sim.exit(target, Reason::kill());
+    } else {
+      sim.send(target, kCrash, inj.reason);
+    }
+    drain();
+  }
+  return out;
+}
+
+std::string first_difference(const std::vector<Event>& expected, const std::vector<Event>& got) {
+  const std::size_t n = std::min(expected.size(), got.size());
+  std::size_t i = 0;
+  while (i < n && expected[i] == got[i]) ++i;
+  if (i == n && expected.size() == got.size()) return {};
+  std::string s = "first difference at event " + std::to_string(i) + "\n";
+  const std::size_t from = i >= 3 ? i - 3 : 0;
+  for (std::size_t k = from; k < i; ++k) s += "  same:     " + to_string(expected[k]) + "\n";
+  s += "  model:    " + (i < expected.size() ? to_string(expected[i]) : std::string("(nothing)")) + "\n";
+  s += "  simulator: " + (i < got.size() ? to_string(got[i]) : std::string("(nothing)")) + "\n";
+  return s;
+}
+
+}  // namespace lic::supervision::model

@@ -1,0 +1,88 @@
+#pragma once
+// A reference model of an OTP supervision tree: pure, no simulation, no processes. Given a tree
+// (supervisors with flags, workers with child specs and a stop style) and a sequence of timed
+// injections (a worker crashes with a reason, or is killed), it predicts what the trace must
+// show: every start attempt, every exit with its reason and virtual time, every time a
+// supervisor reaches its maximum restart intensity, every shutdown error and auto_shutdown —
+// in order. The property tests run the same tree in the simulator (model_harness.hpp) and
+// require the two to agree event for event.
+//
+// It is written from OTP's rules (DESIGN.md §3, supervisor.erl), not from supervisor.cpp: a
+// recursive interpreter with an explicit clock instead of processes and messages. What it
+// assumes, and the generators respect:
+// - an injection happens when the tree is quiet (the previous one's consequences are over), so
+//   one thing happens at a time and the order is total;
+// - child supervisors have shutdown infinity (OTP's default), so a supervisor is never killed
+//   with its children still running (orphans would run concurrently);
+// - a stalling worker is never given shutdown infinity (the tree would hang, as in OTP).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/exit_reason.hpp"
+#include "sim/time.hpp"
+#include "supervision/child_spec.hpp"
+
+namespace lic::supervision::model {
+
+/// What a worker's init returns on a start attempt.
+enum class InitOutcome : std::uint8_t { ok, ignore, error };
+
+/// How a worker stops when its supervisor asks (`shutdown`): at once, after `stop_delay`, or
+/// never (it must be killed). A crash is always immediate.
+enum class StopStyle : std::uint8_t { prompt, delay, stall };
+
+struct Node {
+  ChildSpec spec;  ///< spec.type says worker or supervisor
+  // A worker:
+  StopStyle stop = StopStyle::prompt;
+  Duration stop_delay{};
+  /// init's result for start attempt k (1-based) of this child under one supervisor instance:
+  /// inits[k-1], the last entry repeating; empty: always ok.
+  std::vector<InitOutcome> inits;
+  // A supervisor:
+  SupFlags flags;
+  std::vector<Node> children;
+};
+
+/// The root supervisor: a Node of type supervisor, path "/" + spec.id.
+Node root(std::string id, SupFlags flags, std::vector<Node> children);
+
+/// One fault: `after` the tree has gone quiet (or the previous injection), the process at
+/// `path` ends with `reason` (it raises), or is killed when reason is `kill`.
+struct Injection {
+  Duration after{};
+  std::string path;
+  Reason reason;
+};
+
+enum class Happened : std::uint8_t { spawn, exit, max_intensity, shutdown_error, auto_shutdown, skipped };
+
+/// One observable event. `path` is the process's tree path (for max_intensity and
+/// auto_shutdown: the supervisor's; for shutdown_error: the child's); `instance` its start attempt
+/// under its supervisor instance (0 where none applies); `reason` an exit reason as text.
+struct Event {
+  Time at;
+  Happened kind = Happened::spawn;
+  std::string path;
+  std::uint32_t instance = 0;
+  std::string reason;
+  bool operator==(const Event&) const = default;
+};
+
+std::string to_string(const Event& e);
+
+/// The reason a worker's init gives when it fails: error(init_failed).
+Reason init_failure();
+
+/// The worker paths of a tree (start order, depth first): the targets injections may name.
+std::vector<std::string> worker_paths(const Node& root);
+
+/// Predicts the events of starting `root` at time 0 and applying `injections`, each at the
+/// instant the previous one's consequences end plus its `after`. An injection whose target is
+/// not running at that moment is a `skipped` event (the harness records the same).
+std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections);
+
+}  // namespace lic::supervision::model
