@@ -5,7 +5,9 @@
 // case prints the shrunk program; the interpreter turns it into process bodies. Every body runs
 // a bounded script and ends or blocks; blocked processes are unwound when the Simulation goes.
 
-#include <rapidcheck/catch.h>
+#include <rapidcheck.h>
+
+#include "sim/rc_prop.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -431,7 +433,7 @@ struct Received {
 
 TEST_CASE("kernel determinism: generated programs of spawns - sends - links - monitors - kills and exits give the same trace hash twice",
           "[property][kernel]") {
-  rc::prop("same program and seed: same trace; under both tie-breaks and both fiber backends",
+  lic::test::prop("same program and seed: same trace; under both tie-breaks and both fiber backends",
            [] {
              const Program prog = *gen_program();
              const auto seed = *rc::gen::arbitrary<std::uint64_t>();
@@ -454,7 +456,7 @@ TEST_CASE("kernel determinism: generated programs of spawns - sends - links - mo
 
 TEST_CASE("kernel accounting: every spawned process either ends with one exit event or is still alive",
           "[property][kernel]") {
-  rc::prop("spawn and exit events balance against the live processes", [] {
+  lic::test::prop("spawn and exit events balance against the live processes", [] {
     const Program prog = *gen_program();
     const auto seed = *rc::gen::arbitrary<std::uint64_t>();
     const TieBreak tb = *rc::gen::element(TieBreak::fifo, TieBreak::random);
@@ -487,7 +489,7 @@ TEST_CASE("kernel accounting: every spawned process either ends with one exit ev
 
 TEST_CASE("kernel ordering: under random tie-break every seed keeps messages between one sender and one receiver in send order",
           "[property][kernel]") {
-  rc::prop("per-pair FIFO; and every message is received or recorded as dropped", [] {
+  lic::test::prop("per-pair FIFO; and every message is received or recorded as dropped", [] {
     const OrderProgram prog = *gen_order_program();
     const auto seed = *rc::gen::arbitrary<std::uint64_t>();
     const std::size_t nr = prog.receivers.size();

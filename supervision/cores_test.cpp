@@ -1,7 +1,9 @@
 // The pure cores of supervision, each test naming the OTP (or seed 003) rule it pins.
 
 #include <catch2/catch.hpp>
-#include <rapidcheck/catch.h>
+#include <rapidcheck.h>
+
+#include "sim/rc_prop.hpp"
 #include <vector>
 
 #include "supervision/backoff.hpp"
@@ -110,7 +112,7 @@ TEST_CASE("intensity: the precise window counts a restart while it is at most Ma
 }
 
 TEST_CASE("intensity: under OTP's rule two restarts count together exactly when their whole seconds are at most MaxT apart", "[supervision][cores]") {
-  rc::prop("floor(t2) - floor(t1) <= P  <=>  counted together", [] {
+  lic::test::prop("floor(t2) - floor(t1) <= P  <=>  counted together", [] {
     const auto p = *rc::gen::inRange<std::int64_t>(1, 30);
     const auto t1 = *rc::gen::inRange<std::int64_t>(0, 100'000'000'000LL);
     const auto gap = *rc::gen::inRange<std::int64_t>(0, 40'000'000'000LL);
