@@ -274,6 +274,7 @@ TEST_CASE("simple_one_for_one - a restart that returns ignore drops the child - 
   sim.run();
   CHECK(sim.alive(sup));
   CHECK(snapshot(sim).front().children.empty());
+  CHECK(system_events(sim, "start_ignored").size() == 1);  // the attempt and its result are traced
   // And the supervisor still stops cleanly (OTP 25 crashed here on the stored undefined pid).
   sim.exit(sup, Reason::shutdown());
   sim.run();

@@ -100,7 +100,11 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
       return Started::error;
     }
     const auto status = static_cast<InitResult::Status>(*m->get<int>());
-    if (status == InitResult::Status::ignore) return Started::ignore;
+    if (status == InitResult::Status::ignore) {
+      // OTP reports nothing here; the trace records it so every start attempt has a result.
+      ctx.emit(Atom("start_ignored"), {{kId, Atom(s.child.spec.id)}, {kStart, static_cast<std::int64_t>(s.starts)}});
+      return Started::ignore;
+    }
     if (status == InitResult::Status::stop) {
       error = m->reason;
       return Started::error;
