@@ -1,5 +1,7 @@
 #include "supervision/supervisor.hpp"
 
+#include "supervision/call_reply.hpp"
+
 #include "supervision/restart_strategy.hpp"
 
 namespace lic::supervision {
@@ -567,13 +569,7 @@ ManagementReply Supervisor::manage_dynamic(Context& ctx, const Message& m) {
 
 namespace {
 ManagementReply call(Context& ctx, Pid sup, Atom tag, Payload payload) {
-  CallResult c = ctx.call(sup, tag, std::move(payload), Duration::max());
-  if (!c.ok()) {
-    ManagementReply r;
-    r.error = c.reason;
-    return r;
-  }
-  return std::move(*c.reply->payload.get<ManagementReply>());
+  return call_reply<ManagementReply>(ctx, sup, tag, std::move(payload));
 }
 }  // namespace
 

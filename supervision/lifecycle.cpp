@@ -1,0 +1,521 @@
+#include "supervision/lifecycle.hpp"
+
+#include "supervision/call_reply.hpp"
+
+#include <cassert>
+#include <map>
+
+namespace lic::supervision {
+namespace {
+
+const Atom kId("id");
+const Atom kPid("pid");
+const Atom kFrom("from");
+const Atom kTo("to");
+const Atom kStart("start");
+const Atom kAttempt("attempt");
+const Atom kReasonKey("reason");
+const Atom kDelay("delay");
+const Atom kWhy("why");
+const Atom kOn("on");
+const Atom kMessageKey("message");
+
+const Atom kServiceState("service_state");
+const Atom kServiceRetry("service_retry");
+const Atom kServiceGaveUp("service_gave_up");
+const Atom kServiceKill("service_kill");
+const Atom kServiceWaiting("service_waiting");
+const Atom kRetryCancelled("service_retry_cancelled");
+const Atom kSpecError("lifecycle_spec_error");
+
+// Timers the supervisor sends itself; the payload names the service and the epoch it was armed
+// in, so a timer that fires after its state was left is recognised as stale.
+const Atom kStartTimeout("lifecycle_start_timeout");
+const Atom kStopTimeout("lifecycle_stop_timeout");
+const Atom kRetryTimer("lifecycle_retry");
+struct TimerMsg {
+  std::size_t service = 0;
+  std::uint64_t epoch = 0;
+};
+
+const Atom kStartService("start_service");
+const Atom kStopService("stop_service");
+const Atom kWhichServices("which_services");
+const Atom kManagement("management");
+const Atom kCall("call");
+const Atom kResult("result");
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+bool active(ServiceState s) {
+  return s == ServiceState::starting || s == ServiceState::running || s == ServiceState::stopping;
+}
+
+std::string names(const LifecycleSpec& spec, const std::vector<std::size_t>& path, const char* sep) {
+  std::string out;
+  for (std::size_t k = 0; k < path.size(); ++k) {
+    if (k != 0) out += sep;
+    out += spec.services[path[k]].name;
+  }
+  return out;
+}
+
+/// `i` and everything reachable from it along `edges` (dependencies or dependents).
+std::vector<std::size_t> closure(const std::vector<std::vector<std::size_t>>& edges, std::size_t i) {
+  std::vector<bool> seen(edges.size(), false);
+  std::vector<std::size_t> out;
+  std::vector<std::size_t> todo{i};
+  while (!todo.empty()) {
+    const std::size_t v = todo.back();
+    todo.pop_back();
+    if (seen[v]) continue;
+    seen[v] = true;
+    out.push_back(v);
+    for (std::size_t w : edges[v]) todo.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(ServiceState s) {
+  switch (s) {
+    case ServiceState::inactive: return "inactive";
+    case ServiceState::starting: return "starting";
+    case ServiceState::running: return "running";
+    case ServiceState::stopping: return "stopping";
+    case ServiceState::stopped: return "stopped";
+    case ServiceState::failed: return "failed";
+  }
+  return "?";
+}
+
+bool allowed_transition(ServiceState from, ServiceState to) {
+  using S = ServiceState;
+  switch (from) {
+    case S::inactive: return to == S::starting;
+    case S::starting: return to == S::running || to == S::failed;
+    case S::running: return to == S::stopping || to == S::failed;
+    case S::stopping: return to == S::stopped;
+    case S::failed: return to == S::starting;
+    case S::stopped: return false;  // the end of a life ([*]); start_service begins a new one
+  }
+  return false;
+}
+
+bool TerminalErrors::matches(const Reason& r) const {
+  if (clean_exits && r.is_clean()) return true;
+  for (const Reason& t : reasons) {
+    if (t == r) return true;
+  }
+  return false;
+}
+
+LifecyclePlan plan_lifecycle(const LifecycleSpec& spec) {
+  LifecyclePlan p;
+  const std::size_t n = spec.services.size();
+  p.depends_on.resize(n);
+  p.dependents.resize(n);
+  auto bad = [&p](std::string term, std::string message) {
+    p.error = Reason::error(Atom(term));
+    p.message = std::move(message);
+    return p;
+  };
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ServiceSpec& s = spec.services[i];
+    if (!index.emplace(s.name, i).second) {
+      return bad("{duplicate_service," + s.name + "}", "duplicate service name: " + s.name);
+    }
+    if (!s.start.behaviour && !s.start.body) {
+      return bad("{no_start," + s.name + "}", "service " + s.name + " has no start function");
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const std::string& d : spec.services[i].depends_on) {
+      const auto it = index.find(d);
+      if (it == index.end()) {
+        const std::string& s = spec.services[i].name;
+        return bad("{unknown_dependency," + s + "," + d + "}",
+                   "service " + s + " depends on " + d + ", which is not a service here");
+      }
+      p.depends_on[i].push_back(it->second);
+      p.dependents[it->second].push_back(i);
+    }
+  }
+  p.order = order_by_dependencies(p.depends_on);
+  if (!p.order.ok()) {
+    return bad("{dependency_cycle,[" + names(spec, p.order.cycle, ",") + "]}",
+               "dependency cycle: " + names(spec, p.order.cycle, " -> "));
+  }
+  return p;
+}
+
+LifecycleSupervisor::LifecycleSupervisor(LifecycleSpec spec) : plan_(plan_lifecycle(spec)) {
+  for (ServiceSpec& s : spec.services) {
+    Backoff backoff(s.restart, s.stable_threshold);
+    services_.push_back(Service{std::move(s), ServiceState::inactive, {}, 0, backoff, Rng{}, false,
+                                Retry::none, false, 0, {}});
+  }
+}
+
+std::vector<ServiceInfo> LifecycleSupervisor::services() const {
+  std::vector<ServiceInfo> out;
+  for (const Service& s : services_) {
+    out.push_back({s.spec.name, s.state, s.pid, s.starts, s.backoff.attempts()});
+  }
+  return out;
+}
+
+// g++ 12 warns a false -Wmaybe-uninitialized inside std::variant's move constructor (the string
+// alternative) when a vector of trace fields grows; nothing here is uninitialised.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+InitResult LifecycleSupervisor::init(Context& ctx) {
+  ctx.trap_exit(true);
+  if (!plan_.ok()) {
+    // A spec that cannot run is an error at once, never a supervisor waiting for ever.
+    ctx.emit(kSpecError, {{kReasonKey, Atom(to_string(plan_.error))}, {kMessageKey, plan_.message}});
+    return InitResult::stop(plan_.error);
+  }
+  for (Service& s : services_) {
+    // Per service, derived by name: one service's retries never shift another's jitter.
+    s.rng = ctx.rng().derive(s.spec.name);
+    s.want_up = s.spec.auto_start;
+    // The seed's [*] -> Inactive: registered, not started.
+    ctx.emit(kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
+                             {kTo, Atom(to_string(ServiceState::inactive))},
+                             {kStart, std::int64_t{0}}, {kAttempt, std::int64_t{0}}});
+  }
+  reconcile(ctx);
+  return InitResult::ok();
+}
+
+void LifecycleSupervisor::transition(Context& ctx, std::size_t i, ServiceState to, const Reason* reason) {
+  Service& s = services_[i];
+  assert(allowed_transition(s.state, to));
+  std::vector<TraceField> fields{{kId, Atom(s.spec.name)},
+                                 {kFrom, Atom(to_string(s.state))},
+                                 {kTo, Atom(to_string(to))},
+                                 {kStart, static_cast<std::int64_t>(s.starts)},
+                                 {kAttempt, static_cast<std::int64_t>(s.backoff.attempts())}};
+  if (s.pid) fields.push_back({kPid, s.pid});
+  if (reason != nullptr) fields.push_back({kReasonKey, Atom(to_string(*reason))});
+  disarm(ctx, i);
+  ++s.epoch;
+  s.state = to;
+  s.waiting_reported = false;
+  if (!active(to)) s.pid = Pid{};
+  ctx.emit(kServiceState, std::move(fields));
+}
+
+void LifecycleSupervisor::renew(Context& ctx, std::size_t i) {
+  // A Stopped service's life has ended; start_service registers it again ([*] -> Inactive) with
+  // a fresh attempt counter.
+  Service& s = services_[i];
+  s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
+  s.state = ServiceState::inactive;
+  ++s.epoch;
+  ctx.emit(kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
+                           {kTo, Atom(to_string(ServiceState::inactive))},
+                           {kStart, static_cast<std::int64_t>(s.starts)},
+                           {kAttempt, std::int64_t{0}}});
+}
+
+void LifecycleSupervisor::arm(Context& ctx, std::size_t i, Duration delay, Atom tag) {
+  Service& s = services_[i];
+  s.timer = ctx.send_after(delay, ctx.self(), tag, TimerMsg{i, s.epoch});
+}
+
+void LifecycleSupervisor::disarm(Context& ctx, std::size_t i) {
+  Service& s = services_[i];
+  if (s.timer) ctx.cancel_timer(s.timer);
+  s.timer = Ref{};
+}
+
+void LifecycleSupervisor::begin_start(Context& ctx, std::size_t i) {
+  Service& s = services_[i];
+  ++s.starts;
+  s.retry = Retry::none;
+  SpawnOptions o;
+  o.link = true;
+  o.label = Label{Atom(std::string(ctx.label().name.text()) + "/" + s.spec.name), s.starts};
+  if (s.spec.start.behaviour) {
+    o.ack_init = true;  // Starting until init acknowledges: the ack arrives as a message
+    s.pid = ctx.spawn(s.spec.start.behaviour(), o);
+    transition(ctx, i, ServiceState::starting, nullptr);
+    arm(ctx, i, s.spec.start_timeout, kStartTimeout);
+  } else {
+    s.pid = ctx.spawn(s.spec.start.body, o);  // a free-form process has no init to wait for
+    transition(ctx, i, ServiceState::starting, nullptr);
+    transition(ctx, i, ServiceState::running, nullptr);
+    s.backoff.started(ctx.now());
+  }
+}
+
+void LifecycleSupervisor::begin_stop(Context& ctx, std::size_t i) {
+  Service& s = services_[i];
+  transition(ctx, i, ServiceState::stopping, nullptr);
+  ctx.exit(s.pid, Reason::shutdown());
+  arm(ctx, i, s.spec.stop_timeout, kStopTimeout);
+}
+
+void LifecycleSupervisor::kill(Context& ctx, std::size_t i, Atom why) {
+  const Service& s = services_[i];
+  ctx.emit(kServiceKill, {{kId, Atom(s.spec.name)}, {kPid, s.pid}, {kReasonKey, why}});
+  ctx.exit(s.pid, Reason::kill());
+}
+
+void LifecycleSupervisor::fail(Context& ctx, std::size_t i, const Reason& reason, bool terminal) {
+  Service& s = services_[i];
+  // Decide first: the Failed event carries the attempt count the decision made.
+  std::optional<Duration> delay;
+  const char* gave_up = nullptr;
+  if (!s.want_up) {
+    // Failed while being stopped: nothing to retry, nothing given up.
+  } else if (terminal || s.spec.terminal.matches(reason)) {
+    gave_up = "terminal_error";
+  } else {
+    delay = s.backoff.failed(ctx.now(), s.rng);
+    if (!delay) gave_up = "max_attempts";
+  }
+  transition(ctx, i, ServiceState::failed, &reason);
+  const std::int64_t attempt = s.backoff.attempts();
+  if (delay) {
+    s.retry = Retry::pending;
+    arm(ctx, i, *delay, kRetryTimer);
+    ctx.emit(kServiceRetry, {{kId, Atom(s.spec.name)}, {kAttempt, attempt}, {kDelay, *delay}});
+  } else if (gave_up != nullptr) {
+    ctx.emit(kServiceGaveUp, {{kId, Atom(s.spec.name)}, {kWhy, Atom(gave_up)}, {kAttempt, attempt}});
+  }
+}
+
+bool LifecycleSupervisor::dependencies_running(std::size_t i, std::size_t& missing) const {
+  for (std::size_t d : plan_.depends_on[i]) {
+    if (services_[d].state != ServiceState::running) {
+      missing = d;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool LifecycleSupervisor::dependents_active(std::size_t i) const {
+  for (std::size_t d : plan_.dependents[i]) {
+    if (active(services_[d].state)) return true;
+  }
+  return false;
+}
+
+// Moves every service one step toward its target. Stops go first and dependents first (the
+// reverse of the start levels): a service starts stopping once none of its dependents is
+// Starting, Running or Stopping. Starts go dependencies first: a service starts once every one
+// of its own dependencies is Running. So services of a level start at the same instant when
+// their dependencies are ready together, and a slow or failing service holds back only what
+// depends on it, not the whole next level.
+void LifecycleSupervisor::reconcile(Context& ctx) {
+  const auto& levels = plan_.order.levels;
+  for (auto l = levels.rbegin(); l != levels.rend(); ++l) {
+    for (auto it = l->rbegin(); it != l->rend(); ++it) {
+      const std::size_t i = *it;
+      Service& s = services_[i];
+      if (s.want_up) continue;
+      if (s.state == ServiceState::running && !dependents_active(i)) {
+        begin_stop(ctx, i);
+      } else if (s.state == ServiceState::failed && s.retry != Retry::none) {
+        // Failed -> Stopped is no transition of the seed's: it stays Failed, without a retry.
+        disarm(ctx, i);
+        s.retry = Retry::none;
+        ctx.emit(kRetryCancelled, {{kId, Atom(s.spec.name)}});
+      }
+      // Starting: its start resolves first (Running, then stopped here; or Failed, no retry).
+    }
+  }
+  for (const auto& level : levels) {
+    for (std::size_t i : level) {
+      Service& s = services_[i];
+      if (!s.want_up) continue;
+      if (s.state == ServiceState::stopped) renew(ctx, i);
+      const bool ready = s.state == ServiceState::inactive ||
+                         (s.state == ServiceState::failed && s.retry == Retry::due);
+      if (!ready) continue;
+      std::size_t missing = kNone;
+      if (dependencies_running(i, missing)) {
+        begin_start(ctx, i);
+      } else if (!s.waiting_reported) {
+        s.waiting_reported = true;
+        ctx.emit(kServiceWaiting, {{kId, Atom(s.spec.name)}, {kOn, Atom(services_[missing].spec.name)}});
+      }
+    }
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+std::size_t LifecycleSupervisor::find(const std::string& name) const {
+  for (std::size_t i = 0; i < services_.size(); ++i) {
+    if (services_[i].spec.name == name) return i;
+  }
+  return kNone;
+}
+
+std::size_t LifecycleSupervisor::find(Pid pid) const {
+  // Only a current process matches: an EXIT or ack from a process already given up on (killed
+  // at its start timeout, or ended after a failed init) finds nothing.
+  for (std::size_t i = 0; i < services_.size(); ++i) {
+    if (services_[i].pid && services_[i].pid == pid) return i;
+  }
+  return kNone;
+}
+
+void LifecycleSupervisor::dispatch(Context& ctx, const Message& m) {
+  if (m.kind == MsgKind::exit) {
+    const std::size_t i = find(m.from);
+    if (i == kNone) return;
+    if (services_[i].state == ServiceState::stopping) {
+      transition(ctx, i, ServiceState::stopped, &m.reason);
+    } else {
+      fail(ctx, i, m.reason, false);  // a crash while Running, or a death before init's ack
+    }
+  } else if (m.kind == MsgKind::plain && m.tag == kInitAck) {
+    const std::size_t i = find(m.from);
+    const int* status = m.get<int>();
+    if (i == kNone || status == nullptr || services_[i].state != ServiceState::starting) return;
+    switch (static_cast<InitResult::Status>(*status)) {
+      case InitResult::Status::ok:
+        transition(ctx, i, ServiceState::running, nullptr);
+        services_[i].backoff.started(ctx.now());
+        break;
+      case InitResult::Status::ignore:
+        fail(ctx, i, m.reason, true);
+        break;
+      case InitResult::Status::stop:
+        fail(ctx, i, m.reason, false);
+        break;
+    }
+  } else if (m.kind == MsgKind::plain &&
+             (m.tag == kStartTimeout || m.tag == kStopTimeout || m.tag == kRetryTimer)) {
+    const TimerMsg* t = m.get<TimerMsg>();
+    if (t == nullptr || t->service >= services_.size()) return;
+    const std::size_t i = t->service;
+    Service& s = services_[i];
+    if (t->epoch != s.epoch) return;  // stale: the state it was armed for is gone
+    s.timer = Ref{};
+    if (m.tag == kStartTimeout && s.state == ServiceState::starting) {
+      kill(ctx, i, Atom("start_timeout"));  // its EXIT then comes from a pid no longer the service's
+      fail(ctx, i, Reason::other(Atom("start_timeout")), false);
+    } else if (m.tag == kStopTimeout && s.state == ServiceState::stopping) {
+      kill(ctx, i, Atom("stop_timeout"));  // Stopping ends with its EXIT (killed)
+    } else if (m.tag == kRetryTimer && s.state == ServiceState::failed && s.retry == Retry::pending) {
+      s.retry = Retry::due;  // starts in reconcile, once its dependencies are Running
+    }
+  } else {
+    return;
+  }
+  reconcile(ctx);
+}
+
+void LifecycleSupervisor::handle_info(Context& ctx, const Message& m) { dispatch(ctx, m); }
+
+void LifecycleSupervisor::terminate(Context& ctx, const Reason&) {
+  // The ordered stop, blocking: the supervisor ends only when every service has. Calls wait in
+  // the mailbox; their callers see the supervisor's DOWN.
+  for (Service& s : services_) s.want_up = false;
+  reconcile(ctx);
+  auto busy = [this] {
+    for (const Service& s : services_) {
+      if (s.state == ServiceState::starting || s.state == ServiceState::stopping) return true;
+    }
+    return false;
+  };
+  while (busy()) {
+    MessagePtr m = ctx.receive([](const Message& x) {
+      return x.kind == MsgKind::exit ||
+             (x.kind == MsgKind::plain && (x.tag == kInitAck || x.tag == kStartTimeout ||
+                                           x.tag == kStopTimeout || x.tag == kRetryTimer));
+    });
+    dispatch(ctx, *m);
+  }
+}
+
+ServiceReply LifecycleSupervisor::manage(Context& ctx, const Message& m) {
+  ServiceReply r;
+  if (m.tag == kWhichServices) {
+    r.ok = true;
+    r.services = services();
+    return r;
+  }
+  const std::string* name = m.get<std::string>();
+  if (name == nullptr || (m.tag != kStartService && m.tag != kStopService)) {
+    r.error = Reason::other(Atom("badarg"));
+    return r;
+  }
+  const std::size_t i = find(*name);
+  if (i == kNone) {
+    r.error = Reason::other(Atom("not_found"));
+    return r;
+  }
+  if (m.tag == kStartService) {
+    const ServiceState st = services_[i].state;
+    if (services_[i].want_up && (st == ServiceState::starting || st == ServiceState::running)) {
+      r.error = Reason::other(Atom("already_started"));
+      return r;
+    }
+    // The service and what it needs. An operator's start overrides the backoff: a Failed one
+    // (waiting for a retry, or given up) starts again now with a fresh attempt counter.
+    for (std::size_t j : closure(plan_.depends_on, i)) {
+      Service& s = services_[j];
+      s.want_up = true;
+      if (s.state == ServiceState::failed) {
+        disarm(ctx, j);
+        s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
+        s.retry = Retry::due;
+      }
+    }
+  } else {
+    for (std::size_t j : closure(plan_.dependents, i)) services_[j].want_up = false;
+  }
+  reconcile(ctx);
+  r.ok = true;
+  r.services = {services()[i]};
+  return r;
+}
+
+CallReply LifecycleSupervisor::handle_call(Context& ctx, const Message& m, From) {
+  ServiceReply r = manage(ctx, m);
+  ctx.emit(kManagement, {{kCall, m.tag}, {kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+  return CallReply::reply(m.tag, std::move(r));
+}
+
+std::vector<LifecycleSnapshot> lifecycle_snapshot(const Simulation& sim) {
+  std::vector<LifecycleSnapshot> out;
+  for (Pid pid : sim.processes()) {
+    const auto* sup = dynamic_cast<const LifecycleSupervisor*>(sim.behaviour_of(pid));
+    if (sup == nullptr) continue;
+    out.push_back({pid, std::string(sim.info(pid)->label.name.text()), sup->services()});
+  }
+  return out;
+}
+
+namespace {
+ServiceReply call(Context& ctx, Pid sup, Atom tag, Payload payload) {
+  return call_reply<ServiceReply>(ctx, sup, tag, std::move(payload));
+}
+}  // namespace
+
+ServiceReply start_service(Context& ctx, Pid sup, const std::string& name) {
+  return call(ctx, sup, kStartService, name);
+}
+ServiceReply stop_service(Context& ctx, Pid sup, const std::string& name) {
+  return call(ctx, sup, kStopService, name);
+}
+std::vector<ServiceInfo> which_services(Context& ctx, Pid sup) {
+  return call(ctx, sup, kWhichServices, 0).services;
+}
+
+}  // namespace lic::supervision
