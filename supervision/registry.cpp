@@ -23,7 +23,9 @@ class Keyed final : public Behaviour {
     const Pid reg = ctx.whereis(registry_);
     if (!reg) return InitResult::stop(Reason::other(Atom("{registry_not_found," + std::string(registry_.text()) + "}")));
     const RegisterResult r = register_key(ctx, reg, key_);
-    if (!r.ok) return InitResult::stop(Reason::other(Atom("already_started")));
+    // Another live process holds the key: this one was not needed. It ends `normal` (ignore),
+    // as a gen_server losing a name race does, so the trace shows no crash.
+    if (!r.ok) return InitResult::ignore();
     return inner_->init(ctx);
   }
   CallReply handle_call(Context& ctx, const Message& m, From from) override {
@@ -43,6 +45,10 @@ class Keyed final : public Behaviour {
 
 InitResult Registry::init(Context& ctx) {
   if (!name_.empty()) ctx.register_name(name_);
+  // Elixir's Registry links to every process that registers: if the registry dies, holders
+  // that do not trap exits die with it, so a restarted (empty) registry never coexists with
+  // processes that still believe they own a key. Trapping, it hears of holders that end.
+  ctx.trap_exit(true);
   return InitResult::ok();
 }
 
@@ -50,13 +56,17 @@ CallReply Registry::handle_call(Context& ctx, const Message& m, From from) {
   const auto* req = m.get<KeyRequest>();
   if (req == nullptr) return CallReply::reply(m.tag, RegisterResult{});
   auto it = keys_.find(req->key);
-  if (m.tag == kLookup) return CallReply::reply(m.tag, it == keys_.end() ? Pid{} : it->second);
+  if (m.tag == kLookup) {
+    // A holder whose exit is still on its way is not answered (Elixir checks Process.alive?).
+    const bool live = it != keys_.end() && ctx.alive(it->second);
+    return CallReply::reply(m.tag, live ? it->second : Pid{});
+  }
   auto release = [this, &ctx](std::map<std::string, Pid>::iterator at) {
     const Pid pid = at->second;
     keys_.erase(at);
     auto h = holders_.find(pid);
-    if (h != holders_.end() && --h->second.keys == 0) {
-      ctx.demonitor(h->second.monitor, true);
+    if (h != holders_.end() && --h->second == 0) {
+      ctx.unlink(pid);
       holders_.erase(h);
     }
   };
@@ -71,15 +81,14 @@ CallReply Registry::handle_call(Context& ctx, const Message& m, From from) {
     release(it);
   }
   keys_.emplace(req->key, from.pid);
-  Holder& h = holders_[from.pid];
-  if (h.keys++ == 0) h.monitor = ctx.monitor(from.pid);
+  if (holders_[from.pid]++ == 0) ctx.link(from.pid);
   return CallReply::reply(m.tag, RegisterResult{true, {}});
 }
 
 void Registry::handle_info(Context&, const Message& m) {
-  if (m.kind != MsgKind::down) return;
+  if (m.kind != MsgKind::exit) return;
   auto h = holders_.find(m.from);
-  if (h == holders_.end() || h->second.monitor != m.ref) return;
+  if (h == holders_.end()) return;
   std::erase_if(keys_, [pid = m.from](const auto& kv) { return kv.second == pid; });
   holders_.erase(h);
 }
@@ -111,17 +120,21 @@ Pid ensure_started(Context& ctx, Atom registry, Pid sup, const std::string& key,
     if (error != nullptr) *error = Reason::noproc();
     return Pid{};
   }
-  if (const Pid p = lookup(ctx, reg, key)) return p;
   Child c = make(key);
   auto factory = std::move(c.start.behaviour);
   c.start.behaviour = [registry, key, factory] { return keyed(registry, key, factory()); };
-  ManagementReply r = start_child(ctx, sup, std::move(c));
-  if (r.ok) return r.pid;
-  // Another caller started it between our lookup and our start: its pid is the answer.
-  if (r.error == Reason::other(Atom("already_started"))) {
+  // A few rounds: a start that lost the race is ignored (ok, no pid) and the winner is looked
+  // up; should the winner have ended in between, start again.
+  for (int round = 0; round < 3; ++round) {
     if (const Pid p = lookup(ctx, reg, key)) return p;
+    ManagementReply r = start_child(ctx, sup, c);
+    if (r.ok && r.pid) return r.pid;
+    if (!r.ok) {
+      if (error != nullptr) *error = r.error;
+      return Pid{};
+    }
   }
-  if (error != nullptr) *error = r.error;
+  if (error != nullptr) *error = Reason::other(Atom("key_contended"));
   return Pid{};
 }
 

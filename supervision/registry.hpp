@@ -1,13 +1,13 @@
 #pragma once
 // Elixir's Registry with unique keys, and the "one process per key" pattern of seed 000 (a
 // DynamicSupervisor + a Registry: ensure_session). The registry is a process: it maps keys to
-// pids, monitors every registered pid and forgets it when it ends; registering a key that a
-// live process holds fails with that pid, a key whose holder is dead is taken over (as Elixir's
-// Registry does for a holder whose exit it has not processed yet).
+// pids and links to every holder (as Elixir's does: if the registry dies, its holders die with
+// it), forgetting a holder when it ends; registering a key that a live process holds fails with
+// that pid, a key whose holder is dead is taken over, and lookup never answers a dead pid.
 //
 // `keyed(registry, key, behaviour)` wraps a behaviour so that its init registers the process
-// under the key first and fails with {already_started, Pid} when another holds it — the
-// `name: {:via, Registry, {reg, key}}` of GenServer.start_link. `ensure_started` is the pattern:
+// under the key first and ignores the start when another holds it — the
+// `name: {:via, Registry, {reg, key}}` of GenServer.start_link, without a crash in the trace. `ensure_started` is the pattern:
 // look the key up, else start a keyed child under a dynamic supervisor, and if another process
 // won the race, answer its pid. Two callers racing for one key get one process.
 
@@ -32,13 +32,9 @@ class Registry final : public Behaviour {
   const std::map<std::string, Pid>& entries() const { return keys_; }
 
  private:
-  struct Holder {
-    Ref monitor;
-    std::size_t keys = 0;
-  };
   Atom name_;
-  std::map<std::string, Pid> keys_;  // ordered: deterministic listings
-  std::map<Pid, Holder> holders_;
+  std::map<std::string, Pid> keys_;      // ordered: deterministic listings
+  std::map<Pid, std::size_t> holders_;  // linked holders and how many keys each holds
 };
 
 struct RegisterResult {
@@ -52,8 +48,8 @@ void unregister_key(Context& ctx, Pid registry, const std::string& key);
 /// The pid holding `key`, or Pid{}.
 Pid lookup(Context& ctx, Pid registry, const std::string& key);
 
-/// `inner` started under `key`: init registers first; a key held by another live process ends
-/// the start with {already_started, Pid}.
+/// `inner` started under `key`: init registers first; when another live process holds the key,
+/// init returns ignore (the start is ok with no pid; the process ends `normal`).
 std::unique_ptr<Behaviour> keyed(Atom registry, std::string key, std::unique_ptr<Behaviour> inner);
 
 /// Seed 000's ensure_session: the pid under `key`, starting `make(key)` (wrapped by keyed())

@@ -34,7 +34,7 @@ Supervisor::Supervisor(SupervisorSpec spec)
     }
   }
   if (dynamic()) {
-    if (spec.children.size() > 1) spec_error_ = "bad_start_spec";
+    if (spec.children.size() > 1) spec_error_ = "bad_start_spec";  // init stops {bad_start_spec, ...}
     if (spec.children.size() == 1) template_ = std::move(spec.children.front());
     return;
   }
@@ -115,6 +115,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
     pid = ctx.spawn(s.child.start.body, o);
   }
   s.pid = pid;
+  s.last = pid;
   s.restarting = false;
   ctx.emit(Atom("child_started"), {{kId, Atom(s.child.spec.id)},
                                     {kPid, pid},
@@ -124,6 +125,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
 
 InitResult Supervisor::init(Context& ctx) {
   ctx.trap_exit(true);
+  if (spec_error_ == "bad_start_spec") return InitResult::stop(Reason::other(Atom("{bad_start_spec,[...]}")));
   if (!spec_error_.empty()) return InitResult::stop(Reason::other(Atom("{start_spec," + spec_error_ + "}")));
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Reason error;
@@ -368,6 +370,9 @@ void Supervisor::handle_info(Context& ctx, const Message& m) {
     // child's, and OTP ignores it (e.g. an ignored start's normal exit).
     const std::size_t i = find_pid(m.from);
     if (i != slots_.size()) child_exited(ctx, i, m.reason);
+  } else {
+    // OTP logs "Supervisor received unexpected message"; the trace keeps it.
+    ctx.emit(Atom("unexpected_message"), {{Atom("tag"), m.tag}, {kPid, m.from}});
   }
   compact();
 }
@@ -557,8 +562,17 @@ ManagementReply Supervisor::manage_dynamic(Context& ctx, const Message& m) {
   if (m.tag == kTerminateChild) {
     const Pid* pid = m.get<Pid>();
     if (pid == nullptr) return failure("simple_one_for_one");  // OTP: an id is not accepted
-    const std::size_t i = find_pid(*pid);
-    if (i == slots_.size()) return failure("not_found");
+    // OTP's find_child: the pid, or a child restarting since that pid ended; a pid that is no
+    // child and no longer alive is fine (already gone).
+    std::size_t i = find_pid(*pid);
+    for (std::size_t k = 0; i == slots_.size() && k < slots_.size(); ++k) {
+      if (slots_[k].restarting && slots_[k].last == *pid && !slots_[k].removed) i = k;
+    }
+    if (i == slots_.size()) {
+      if (ctx.alive(*pid)) return failure("not_found");
+      r.ok = true;
+      return r;
+    }
     shut_down(ctx, i);
     slots_[i].removed = true;
     r.ok = true;

@@ -97,6 +97,7 @@ class Supervisor final : public Behaviour {
   struct Slot {
     Child child;
     Pid pid;                   // Pid{} is OTP's `undefined`
+    Pid last;                  // the last pid it had: names a dynamic child while restarting
     std::uint32_t key = 0;     // stable identity: retries and dynamic children's labels use it
     std::uint32_t starts = 0;  // start attempts, the label's instance
     bool restarting = false;   // OTP's {restarting, Old}: a failed restart waits for its retry
