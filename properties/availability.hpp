@@ -1,0 +1,61 @@
+#pragma once
+// Measured availability (DESIGN.md §5, issue 4): up/down intervals of a tree path read from the
+// trace, and what they give — uptime, observed MTBF and MTTR, A = uptime / time with a
+// confidence interval — plus series (all up) and parallel (any up) composition of members.
+// Pure functions of the trace; the CLI and the property tests use the same ones.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace lic::properties {
+
+/// [from, to): half-open, from < to.
+struct Interval {
+  Time from;
+  Time to;
+  Duration length() const { return to - from; }
+  bool operator==(const Interval&) const = default;
+};
+
+/// Sorted, disjoint, non-adjacent intervals (adjacent ones are merged).
+using Intervals = std::vector<Interval>;
+
+/// Normalises any list: sorts, drops empty intervals, merges overlapping and adjacent ones.
+Intervals normalise(Intervals in);
+/// Where both are up: a series composition (a one_for_all group is up when all members are).
+Intervals intersect(const Intervals& a, const Intervals& b);
+/// Where either is up: a parallel composition (primary + standby).
+Intervals unite(const Intervals& a, const Intervals& b);
+/// The parts of [from, to) not covered.
+Intervals complement(const Intervals& up, Time from, Time to);
+/// Clipped to [from, to).
+Intervals clip(const Intervals& in, Time from, Time to);
+Duration total(const Intervals& in);
+
+/// When the process at `path` (a supervised child: its label's name) was up in [from, to): from
+/// its supervisor's `child_started` (init done) to its exit.
+Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
+
+struct Availability {
+  Duration observed{};      ///< to - from
+  Duration up{};            ///< total uptime
+  std::size_t failures = 0; ///< up intervals that ended before `to`
+  std::size_t repairs = 0;  ///< down intervals that ended before `to`
+  Duration mtbf{};          ///< mean up interval (the time to failure), zero when none ended
+  Duration mttr{};          ///< mean down interval that ended (the time to repair)
+  double availability = 0;  ///< up / observed
+  /// A confidence interval for the long-run availability MTBF / (MTBF + MTTR), from the
+  /// observed cycles (the delta method on the ratio of mean up time to mean cycle time; see
+  /// availability.cpp). Wide when few cycles were seen; [0, 1] when fewer than two.
+  double low = 0;
+  double high = 1;
+};
+
+/// The figures of `up` over [from, to); `z` sets the interval's width (1.96: 95 %).
+Availability measure(const Intervals& up, Time from, Time to, double z = 1.96);
+
+}  // namespace lic::properties
