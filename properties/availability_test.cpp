@@ -9,6 +9,7 @@
 #include "properties/availability.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulation.hpp"
+#include "supervision/stock_worker.hpp"
 #include "supervision/supervisor.hpp"
 
 using namespace lic;
@@ -47,37 +48,19 @@ TEST_CASE("availability: the figures of a known timeline - uptime - failures and
   CHECK(a.low < a.high);
 }
 
-namespace {
-/// A worker whose init takes `init_time` (its repair time) and that crashes when told.
-struct Slow : Behaviour {
-  Duration init_time;
-  explicit Slow(Duration d) : init_time(d) {}
-  InitResult init(Context& ctx) override {
-    ctx.sleep(init_time);
-    return InitResult::ok();
-  }
-  void handle_info(Context& ctx, const Message& m) override {
-    if (m.tag == Atom("crash")) ctx.stop(Reason::error(Atom("boom")));
-  }
-};
-}  // namespace
-
 TEST_CASE("availability: a supervised worker's up intervals come from the trace - up after init - down from its exit") {
   Simulation sim;
   supervision::SupervisorSpec spec;
   spec.flags.intensity = 10;
-  supervision::Child c;
-  c.spec.id = "w";
-  c.start.behaviour = [] { return std::make_unique<Slow>(2_s); };
-  spec.children.push_back(c);
+  supervision::ChildSpec w;
+  w.id = "w";
+  supervision::WorkerConfig slow;
+  slow.init_delay = 2_s;  // the repair time
+  spec.children.push_back(supervision::stock_child(w, slow));
   SpawnOptions o;
   o.label = Label{Atom("/root"), 1};
   sim.spawn(std::make_unique<supervision::Supervisor>(spec), o);
-  auto crash = [&] {
-    for (Pid p : sim.processes()) {
-      if (sim.info(p)->label.name.text() == "/root/w") sim.send(p, Atom("crash"));
-    }
-  };
+  auto crash = [&] { sim.send(supervision::find_by_path(sim, "/root/w"), supervision::kCrash, Reason::error(Atom("boom"))); };
   sim.schedule(at(10_s), crash);
   sim.schedule(at(30_s), crash);
   sim.run_until(at(50_s));

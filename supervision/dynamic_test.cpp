@@ -10,6 +10,7 @@
 
 #include "sim/simulation.hpp"
 #include "supervision/registry.hpp"
+#include "supervision/stock_worker.hpp"
 #include "supervision/supervisor.hpp"
 
 using namespace lic;
@@ -17,33 +18,6 @@ using namespace lic::literals;
 using namespace lic::supervision;
 
 namespace {
-
-const Atom kCrash("crash");
-
-/// A test worker: init's result per start attempt (the label's instance; the last repeats),
-/// crashes on request, and takes `stop_delay` (or for ever, `stall`) to stop when asked.
-struct Worker : Behaviour {
-  std::vector<InitResult> inits;
-  bool trap = false;
-  Duration stop_delay{};
-  bool stall = false;
-  bool crashing = false;
-  InitResult init(Context& ctx) override {
-    if (trap || stall || stop_delay > Duration::zero()) ctx.trap_exit(true);
-    if (inits.empty()) return InitResult::ok();
-    return inits[std::min<std::size_t>(ctx.label().instance, inits.size()) - 1];
-  }
-  void handle_info(Context& ctx, const Message& m) override {
-    if (m.tag != kCrash) return;
-    crashing = true;
-    ctx.stop(*m.get<Reason>());
-  }
-  void terminate(Context& ctx, const Reason& r) override {
-    if (crashing || r != Reason::shutdown()) return;
-    if (stall) ctx.receive([](const Message&) { return false; });
-    if (stop_delay > Duration::zero()) ctx.sleep(stop_delay);
-  }
-};
 
 struct WorkerOpts {
   RestartType restart = RestartType::permanent;
@@ -54,20 +28,21 @@ struct WorkerOpts {
   bool significant = false;
 };
 
+WorkerConfig config_of(const WorkerOpts& o) {
+  WorkerConfig w;
+  w.inits = o.inits;
+  w.stop = o.stall ? StopStyle::stall : o.stop_delay > Duration::zero() ? StopStyle::delay : StopStyle::prompt;
+  w.stop_delay = o.stop_delay;
+  return w;
+}
+
 Child worker(const std::string& id, WorkerOpts o = {}) {
-  Child c;
-  c.spec.id = id;
-  c.spec.restart = o.restart;
-  c.spec.shutdown = o.shutdown;
-  c.spec.significant = o.significant;
-  c.start.behaviour = [o] {
-    auto w = std::make_unique<Worker>();
-    w->inits = o.inits;
-    w->stop_delay = o.stop_delay;
-    w->stall = o.stall;
-    return w;
-  };
-  return c;
+  ChildSpec spec;
+  spec.id = id;
+  spec.restart = o.restart;
+  spec.shutdown = o.shutdown;
+  spec.significant = o.significant;
+  return stock_child(spec, config_of(o));
 }
 
 Pid spawn_root(Simulation& sim, SupervisorSpec spec, const char* name = "/root") {
@@ -80,13 +55,6 @@ Pid spawn_root(Simulation& sim, SupervisorSpec spec, const char* name = "/root")
 void as_process(Simulation& sim, std::function<void(Context&)> fn) {
   sim.spawn([fn = std::move(fn)](Context& ctx) { fn(ctx); });
   sim.run();
-}
-
-Pid pid_at(const Simulation& sim, const std::string& path) {
-  for (Pid p : sim.processes()) {
-    if (sim.info(p)->label.name.text() == path) return p;
-  }
-  return Pid{};
 }
 
 std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
@@ -105,11 +73,17 @@ std::vector<const TraceEvent*> exits_of(const Simulation& sim, const std::string
   return out;
 }
 
-SupervisorSpec simple(Child tmpl, std::optional<std::uint32_t> max_children = {}) {
+/// A simple_one_for_one supervisor; with no template it is a DynamicSupervisor.
+SupervisorSpec dynamic_spec(std::uint32_t intensity = 5, std::optional<std::uint32_t> max_children = {}) {
   SupervisorSpec s;
   s.flags.strategy = Strategy::simple_one_for_one;
-  s.flags.intensity = 5;
+  s.flags.intensity = intensity;
   s.flags.max_children = max_children;
+  return s;
+}
+
+SupervisorSpec simple(Child tmpl) {
+  SupervisorSpec s = dynamic_spec();
   s.children.push_back(std::move(tmpl));
   return s;
 }
@@ -120,10 +94,7 @@ Child session_template(std::vector<std::string>* args, WorkerOpts o = {}) {
   c.start.behaviour = nullptr;
   c.start.behaviour_with_arg = [args, o](const std::string& arg) {
     args->push_back(arg);
-    auto w = std::make_unique<Worker>();
-    w->stop_delay = o.stop_delay;
-    w->stall = o.stall;
-    return w;
+    return std::make_unique<StockWorker>(config_of(o));
   };
   return c;
 }
@@ -162,10 +133,7 @@ TEST_CASE("simple_one_for_one - start_child with an argument starts from the tem
 
 TEST_CASE("DynamicSupervisor - children with their own specs - max_children refuses the next start_child") {
   Simulation sim;
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  spec.flags.max_children = 2;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(5, 2));
   sim.run();
   std::vector<ManagementReply> r;
   as_process(sim, [&](Context& ctx) {
@@ -208,10 +176,7 @@ TEST_CASE("simple_one_for_one - terminate_child takes a pid - an id is refused -
 
 TEST_CASE("simple_one_for_one - a crashed permanent child restarts under its path with the next start number - normal transient and any temporary exit remove it") {
   Simulation sim;
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  spec.flags.intensity = 5;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(5));
   sim.run();
   Pid perm, trans, temp;
   as_process(sim, [&](Context& ctx) {
@@ -223,7 +188,7 @@ TEST_CASE("simple_one_for_one - a crashed permanent child restarts under its pat
   sim.send(trans, kCrash, Reason::normal());
   sim.send(temp, kCrash, Reason::error(Atom("boom")));
   sim.run();
-  const Pid again = pid_at(sim, "/root/p.1");
+  const Pid again = find_by_path(sim, "/root/p.1");
   REQUIRE(again);
   CHECK(again != perm);
   CHECK(sim.info(again)->label.instance == 2);
@@ -261,10 +226,7 @@ TEST_CASE("simple_one_for_one - children stop in parallel under one timer") {
 
 TEST_CASE("simple_one_for_one - a restart that returns ignore drops the child - fixed OTP behaviour of erlang/otp#8215") {
   Simulation sim;
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  spec.flags.intensity = 5;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(5));
   sim.run();
   Pid child;
   as_process(sim, [&](Context& ctx) {
@@ -286,10 +248,7 @@ TEST_CASE("Registry - one process per key - racing ensure_started calls for one 
   SpawnOptions ro;
   ro.label = Label{Atom("/registry"), 1};
   const Pid reg = sim.spawn(std::make_unique<Registry>(Atom("sessions")), ro);
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  spec.flags.intensity = 10;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(10));
   sim.run();
   auto make = [](const std::string& key) { return worker("session-" + key); };
   std::vector<Pid> got(4);
@@ -314,10 +273,7 @@ TEST_CASE("Registry - one process per key - racing ensure_started calls for one 
 TEST_CASE("Registry - a restarted keyed child registers again and lookup finds the new pid") {
   Simulation sim;
   sim.spawn(std::make_unique<Registry>(Atom("sessions")));
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  spec.flags.intensity = 10;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(10));
   sim.run();
   auto make = [](const std::string& key) { return worker("session-" + key); };
   Pid first, second, found;
@@ -342,10 +298,10 @@ TEST_CASE("auto_shutdown any_significant - a significant transient child ending 
   const Pid sup = spawn_root(sim, std::move(spec));
   sim.run();
   // An abnormal exit is restarted, so it does not count.
-  sim.send(pid_at(sim, "/root/job"), kCrash, Reason::error(Atom("boom")));
+  sim.send(find_by_path(sim, "/root/job"), kCrash, Reason::error(Atom("boom")));
   sim.run();
   CHECK(sim.alive(sup));
-  sim.send(pid_at(sim, "/root/job"), kCrash, Reason::normal());
+  sim.send(find_by_path(sim, "/root/job"), kCrash, Reason::normal());
   sim.run();
   CHECK_FALSE(sim.alive(sup));
   CHECK(system_events(sim, "auto_shutdown").size() == 1);
@@ -365,7 +321,7 @@ TEST_CASE("auto_shutdown all_significant - only when the last significant child 
   sim.run();
   as_process(sim, [&](Context& ctx) { terminate_child(ctx, sup, "s2"); });
   CHECK(sim.alive(sup));  // terminate_child never triggers it
-  sim.send(pid_at(sim, "/root/s1"), kCrash, Reason::error(Atom("boom")));
+  sim.send(find_by_path(sim, "/root/s1"), kCrash, Reason::error(Atom("boom")));
   sim.run();
   // s1 was the last significant child with a process: s2 was stopped by hand.
   CHECK_FALSE(sim.alive(sup));
@@ -395,19 +351,13 @@ TEST_CASE("a failed restart is retried through the mailbox - a terminate_child t
   Simulation sim;
   SupervisorSpec spec;
   spec.flags.intensity = 1000;
-  Child c = worker("w");
   Pid sup;
   std::optional<ManagementReply> answer;
-  c.start.behaviour = [&] {
-    auto w = std::make_unique<Worker>();
-    w->inits = {InitResult::ok(), InitResult::stop(Reason::error(Atom("init")))};
-    return w;
-  };
-  spec.children = {c};
+  spec.children = {worker("w", {.inits = {InitResult::ok(), InitResult::stop(Reason::error(Atom("init")))}})};
   sup = spawn_root(sim, std::move(spec));
   sim.run();
   sim.schedule(sim.now() + 1_s, [&] {
-    sim.send(pid_at(sim, "/root/w"), kCrash, Reason::error(Atom("boom")));
+    sim.send(find_by_path(sim, "/root/w"), kCrash, Reason::error(Atom("boom")));
   });
   // At the same instant, a caller's request reaches the supervisor during the failing restart.
   sim.schedule(sim.now() + 1_s, [&] {
@@ -434,7 +384,7 @@ TEST_CASE("an always-failing restart with intensity I fails attempts 2 to I+1 an
   spec.children = {worker("w", {.inits = {InitResult::ok(), InitResult::stop(Reason::error(Atom("init")))}})};
   const Pid sup = spawn_root(sim, std::move(spec));
   sim.run();
-  sim.schedule(sim.now() + 1_s, [&] { sim.send(pid_at(sim, "/root/w"), kCrash, Reason::error(Atom("boom"))); });
+  sim.schedule(sim.now() + 1_s, [&] { sim.send(find_by_path(sim, "/root/w"), kCrash, Reason::error(Atom("boom"))); });
   sim.run();
   CHECK_FALSE(sim.alive(sup));
   const auto errors = system_events(sim, "start_error");
@@ -454,19 +404,19 @@ TEST_CASE("a child supervisor killed outright is restarted at once with a fresh 
   spec.children = {Supervisor::child("inner", std::move(inner)), worker("c")};
   const Pid root = spawn_root(sim, std::move(spec));
   sim.run();
-  const Pid old_inner = pid_at(sim, "/root/inner");
-  const Pid old_a = pid_at(sim, "/root/inner/a");
-  const Pid c = pid_at(sim, "/root/c");
+  const Pid old_inner = find_by_path(sim, "/root/inner");
+  const Pid old_a = find_by_path(sim, "/root/inner/a");
+  const Pid c = find_by_path(sim, "/root/c");
   sim.exit(old_inner, Reason::kill());
   sim.run();
   CHECK(sim.alive(root));
-  const Pid new_inner = pid_at(sim, "/root/inner");
+  const Pid new_inner = find_by_path(sim, "/root/inner");
   REQUIRE(new_inner);
   CHECK(new_inner != old_inner);
   CHECK(sim.info(new_inner)->label.instance == 2);
   CHECK_FALSE(sim.alive(old_a));  // its links took the old children down
-  CHECK(pid_at(sim, "/root/inner/a"));
-  CHECK(pid_at(sim, "/root/c") == c);  // one_for_one: the sibling is untouched
+  CHECK(find_by_path(sim, "/root/inner/a"));
+  CHECK(find_by_path(sim, "/root/c") == c);  // one_for_one: the sibling is untouched
 }
 
 TEST_CASE("Registry - holders are linked - a registry that dies takes its holders with it") {
@@ -474,9 +424,7 @@ TEST_CASE("Registry - holders are linked - a registry that dies takes its holder
   // still believes it owns a key — which would let ensure_started start a second one.
   Simulation sim;
   const Pid reg = sim.spawn(std::make_unique<Registry>(Atom("sessions")));
-  SupervisorSpec spec;
-  spec.flags.strategy = Strategy::simple_one_for_one;
-  const Pid sup = spawn_root(sim, std::move(spec));
+  const Pid sup = spawn_root(sim, dynamic_spec(1));
   sim.run();
   auto make = [](const std::string& key) { return worker("session-" + key, {.restart = RestartType::temporary}); };
   Pid session;

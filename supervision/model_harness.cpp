@@ -6,65 +6,21 @@
 namespace lic::supervision::model {
 namespace {
 
-const Atom kCrash("crash");
-
-/// A worker that does what its model node says: init's result per start attempt (the label's
-/// instance), a crash on request, and a stop that is prompt (no trap_exit: the supervisor's
-/// `shutdown` ends it), slow (terminate takes stop_delay) or stalled (terminate never returns).
-class Worker final : public Behaviour {
- public:
-  explicit Worker(const Node& node) : node_(node) {}
-
-  InitResult init(Context& ctx) override {
-    if (node_.stop != StopStyle::prompt) ctx.trap_exit(true);
-    if (node_.inits.empty()) return InitResult::ok();
-    const std::size_t k = std::min<std::size_t>(ctx.label().instance, node_.inits.size());
-    switch (node_.inits[k - 1]) {
-      case InitOutcome::ok:
-        return InitResult::ok();
-      case InitOutcome::ignore:
-        return InitResult::ignore();
-      case InitOutcome::error:
-        break;
-    }
-    return InitResult::stop(init_failure());
-  }
-
-  void handle_info(Context& ctx, const Message& m) override {
-    if (m.tag != kCrash) return;
-    crashing_ = true;
-    ctx.stop(*m.get<Reason>());
-  }
-
-  void terminate(Context& ctx, const Reason& r) override {
-    if (crashing_ || r != Reason::shutdown()) return;  // only a requested stop is slow
-    if (node_.stop == StopStyle::delay) ctx.sleep(node_.stop_delay);
-    if (node_.stop == StopStyle::stall) ctx.receive([](const Message&) { return false; });
-  }
-
- private:
-  const Node& node_;
-  bool crashing_ = false;
-};
-
 Child child_of(const Node& n) {
   if (n.spec.type == ChildType::supervisor) {
     Child c = Supervisor::child(n.spec.id, build(n), n.spec.restart);
     c.spec = n.spec;
     return c;
   }
-  Child c;
-  c.spec = n.spec;
-  const Node* node = &n;
-  c.start.behaviour = [node] { return std::make_unique<Worker>(*node); };
-  return c;
-}
-
-Pid find_path(const Simulation& sim, const std::string& path) {
-  for (Pid p : sim.processes()) {
-    if (sim.info(p)->label.name.text() == path) return p;
+  WorkerConfig w;
+  for (InitOutcome o : n.inits) {
+    w.inits.push_back(o == InitOutcome::ok       ? InitResult::ok()
+                      : o == InitOutcome::ignore ? InitResult::ignore()
+                                                 : InitResult::stop(init_failure()));
   }
-  return Pid{};
+  w.stop = n.stop;
+  w.stop_delay = n.stop_delay;
+  return stock_child(n.spec, std::move(w));
 }
 
 std::string field_text(const TraceEvent& e, const char* key) {
@@ -128,7 +84,7 @@ std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<
   for (const Injection& inj : injections) {
     const Time last = out.empty() ? sim.now() : out.back().at;
     sim.run_until(last + inj.after);
-    const Pid target = find_path(sim, inj.path);
+    const Pid target = find_by_path(sim, inj.path);
     if (!target) {
       out.push_back({sim.now(), Happened::skipped, inj.path, 0, {}});
       continue;

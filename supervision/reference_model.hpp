@@ -24,15 +24,12 @@
 #include "sim/exit_reason.hpp"
 #include "sim/time.hpp"
 #include "supervision/child_spec.hpp"
+#include "supervision/stock_worker.hpp"  // StopStyle
 
 namespace lic::supervision::model {
 
 /// What a worker's init returns on a start attempt.
 enum class InitOutcome : std::uint8_t { ok, ignore, error };
-
-/// How a worker stops when its supervisor asks (`shutdown`): at once, after `stop_delay`, or
-/// never (it must be killed). A crash is always immediate.
-enum class StopStyle : std::uint8_t { prompt, delay, stall };
 
 struct Node {
   ChildSpec spec;  ///< spec.type says worker or supervisor
