@@ -28,6 +28,7 @@ MessagePtr build(MsgKind kind, Atom tag, Payload&& payload, Ref ref = {}) {
 Pid Context::self() const { return self_->pid; }
 Time Context::now() const { return sim_->now(); }
 Atom Context::node() const { return self_->node; }
+Time Context::node_time() const { return sim_->now() + kernel(*sim_).nodes[self_->node_ix].skew; }
 const Label& Context::label() const { return self_->label; }
 
 Rng& Context::rng() {
@@ -147,7 +148,13 @@ bool Context::trapping_exits() const { return self_->trap_exit; }
 void Context::exit(Pid target, Reason reason) {
   auto& k = kernel(*sim_);
   k.check(self_);
-  k.exit_signal(self_->pid, self_, k.find(target), reason, false);
+  Process* t = k.find(target);
+  if (t != nullptr && !t->dead && t->node_ix != self_->node_ix) {
+    // exit/2 to another node crosses the network; it is lost if the path is cut.
+    if (k.connected(self_->node_ix, t->node_ix)) k.net_exit(self_->pid, self_, t, reason, false);
+    return;
+  }
+  k.exit_signal(self_->pid, self_, t, reason, false);
   k.check(self_);
 }
 

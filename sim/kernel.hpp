@@ -3,6 +3,7 @@
 // sim/*.cpp.
 
 #include <deque>
+#include <set>
 #include <exception>
 #include <functional>
 #include <map>
@@ -28,6 +29,7 @@ struct Process {
   Pid parent;
   Label label;
   Atom node;
+  std::uint32_t node_ix = 0;  // index into Impl::nodes
   Atom registered;
   bool is_behaviour = false;
   bool trap_exit = false;
@@ -74,6 +76,12 @@ class TimerTable {
   /// Takes the message if the timer is still pending.
   MessagePtr take(std::uint32_t slot, std::uint32_t gen, Pid& to);
   bool cancel(std::uint32_t slot, std::uint32_t gen);
+  /// The receiver of a pending timer (none if it fired or was cancelled).
+  Pid peek(std::uint32_t slot, std::uint32_t gen) const {
+    return slot < slots_.size() && slots_[slot].gen == gen && slots_[slot].msg != nullptr
+               ? slots_[slot].to
+               : Pid{};
+  }
 
  private:
   struct Slot {
@@ -85,8 +93,47 @@ class TimerTable {
   std::vector<std::uint32_t> free_;
 };
 
+/// A node's state (network.cpp).
+struct NodeState {
+  Atom name;
+  bool up = true;
+  Time paused_until;  ///< paused while now < paused_until
+  Duration skew{};
+  std::function<void()> boot;
+};
+
+/// One directed path between two nodes: its own random stream, its FIFO order, its connection
+/// epoch (bumped when the two nodes lose contact: whatever was sent before is lost).
+struct Channel {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  Rng rng;
+  Time last_arrival;
+  std::deque<std::uint32_t> fifo;  // in-flight slots in send order (the ones that keep order)
+  std::uint64_t epoch = 0;
+  bool has_params = false;
+  LinkParams params;
+};
+
+/// Something crossing the network: a message, or an exit signal (which is not a message until a
+/// trapping receiver turns it into one).
+struct Flight {
+  Message* msg = nullptr;  // owned while in flight; null for an exit signal
+  Pid from;
+  Pid to;
+  Reason reason;           // exit signals
+  bool via_link = false;   // exit signals: from a link (else exit/2)
+  bool fifo = true;
+  bool live = false;
+  std::uint32_t channel = 0;
+  std::uint32_t gen = 1;
+  std::uint64_t epoch = 0;
+  std::uint64_t order = 0;  // send order across the whole network
+  Time arrival;
+};
+
 struct Simulation::Impl {
-  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback };
+  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume };
 
   Simulation& sim;
   EventQueue queue;
@@ -110,6 +157,20 @@ struct Simulation::Impl {
   std::uint64_t budget = 0;  // events left in this run() call
 
   TimerTable timers;
+
+  // network.cpp: nodes, paths, what is in flight.
+  std::vector<NodeState> nodes;
+  std::map<std::uint32_t, std::uint32_t> node_index;  // atom index -> nodes[] (lookups only)
+  std::vector<Channel> channels;
+  std::map<std::uint64_t, std::uint32_t> channel_index;  // from << 32 | to -> channels[]
+  std::set<std::pair<std::uint32_t, std::uint32_t>> blocked_paths;
+  LinkParams default_link;
+  std::map<std::uint64_t, LinkEffect> link_effects;  // by id, in the order they were added
+  std::uint64_t next_effect = 1;
+  std::vector<Flight> flights;
+  std::vector<std::uint32_t> free_flights;
+  std::uint64_t next_flight_order = 1;
+  std::size_t paused_nodes = 0;  // nodes with a pause pending (a fast check in dispatch)
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
 
@@ -139,6 +200,29 @@ struct Simulation::Impl {
   void teardown();
   static FiberSystem::Fiber* runner_main(void* arg);
   static FiberSystem::Fiber* process_main(void* arg);
+
+  // network.cpp.
+  std::uint32_t node_of(Atom name);
+  bool path_blocked(std::uint32_t a, std::uint32_t b) const {
+    return !blocked_paths.empty() && blocked_paths.count({a, b}) != 0;
+  }
+  bool connected(std::uint32_t a, std::uint32_t b) const {
+    return a == b || (nodes[a].up && nodes[b].up && !path_blocked(a, b) && !path_blocked(b, a));
+  }
+  bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }
+  Channel& channel(std::uint32_t from, std::uint32_t to);
+  LinkParams effective(Channel& c);
+  /// Sends a message or an exit signal across the network; false if it could not be sent
+  /// (the caller then treats the nodes as disconnected).
+  void net_send(Process* from, Process* to, MessagePtr m);
+  void net_exit(Pid from, Process* from_proc, Process* to, Reason reason, bool via_link);
+  std::uint32_t new_flight(Flight f);
+  void schedule_flight(std::uint32_t slot);
+  void land(std::uint32_t slot, std::uint32_t gen);
+  void deliver_flight(Flight& f);
+  void lose_contact(std::uint32_t a, std::uint32_t b);
+  void deliver_down(Process* watcher, Pid target, Ref ref, const Reason& reason);
+  void note_node(EventKind kind, std::uint32_t node, Atom other = {}, std::uint64_t msg = 0);
 
   // signals.cpp: spawning, messages, links, monitors, exit signals, termination.
   SpawnResult spawn(Process* parent, std::unique_ptr<Behaviour> b, std::unique_ptr<Body> body,

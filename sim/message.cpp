@@ -40,4 +40,17 @@ MessagePtr make_message() {
   return MessagePtr(::new (storage) Message());
 }
 
+MessagePtr copy_message(const Message& m) {
+  if (!m.payload.copyable()) return {};
+  MessagePtr c = make_message();
+  c->kind = m.kind;
+  c->tag = m.tag;
+  c->from = m.from;
+  c->ref = m.ref;
+  c->reason = m.reason;
+  c->id = m.id;
+  c->payload = m.payload.copy();
+  return c;
+}
+
 }  // namespace lic

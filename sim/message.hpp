@@ -53,6 +53,18 @@ class Payload {
     if (!is<T>()) return nullptr;
     return static_cast<T*>(ptr());
   }
+  /// Whether the value can be copied (the network duplicates a message only then).
+  bool copyable() const { return ops_ == nullptr || ops_->copy != nullptr; }
+  /// A copy of the value; empty if it cannot be copied.
+  Payload copy() const {
+    Payload out;
+    if (ops_ != nullptr && ops_->copy != nullptr) {
+      ops_->copy(out, *this);
+      out.ops_ = ops_;
+      out.inline_ = inline_;
+    }
+    return out;
+  }
   void reset() {
     if (ops_ != nullptr) {
       ops_->destroy(*this);
@@ -65,6 +77,7 @@ class Payload {
   struct Ops {
     void (*destroy)(Payload&);
     void (*move)(Payload& dst, Payload& src);  // into empty dst
+    void (*copy)(Payload& dst, const Payload& src);  // into empty dst; null if not copyable
   };
   template <class T>
   static constexpr bool kFits = sizeof(T) <= kInline && alignof(T) <= alignof(std::max_align_t) &&
@@ -88,7 +101,24 @@ class Payload {
     }
   }
   template <class T>
-  static constexpr Ops ops_for{&destroy_as<T>, &move_as<T>};
+  static void copy_as(Payload& dst, const Payload& src) {
+    if constexpr (kFits<T>) {
+      ::new (static_cast<void*>(dst.buf_)) T(*std::launder(reinterpret_cast<const T*>(src.buf_)));
+    } else {
+      ::new (static_cast<void*>(dst.buf_)) T*(new T(**std::launder(reinterpret_cast<T* const*>(src.buf_))));
+    }
+  }
+  template <class T>
+  static constexpr auto copy_fn() {
+    using Fn = void (*)(Payload&, const Payload&);
+    if constexpr (std::is_copy_constructible_v<T>) {
+      return Fn{&copy_as<T>};
+    } else {
+      return Fn{nullptr};
+    }
+  }
+  template <class T>
+  static constexpr Ops ops_for{&destroy_as<T>, &move_as<T>, copy_fn<T>()};
 
   template <class T, class... A>
   void emplace(A&&... args) {
@@ -152,5 +182,9 @@ using MessagePtr = std::unique_ptr<Message, MessageDeleter>;
 
 /// A fresh message from the per-thread free list.
 MessagePtr make_message();
+
+/// A copy of `m` (same id: the network's duplicate of one message), or null if its payload
+/// cannot be copied.
+MessagePtr copy_message(const Message& m);
 
 }  // namespace lic

@@ -140,6 +140,8 @@ class Context {
   Pid self() const;
   Time now() const;
   Atom node() const;
+  /// This node's clock: now() plus the node's clock skew (Simulation::set_clock_skew).
+  Time node_time() const;
   const Label& label() const;
   Simulation& simulation() const { return *sim_; }
   /// This process's own random stream (derived from the root seed and its pid).

@@ -97,9 +97,8 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   ++sim.live_processes_;
   p->parent = parent != nullptr ? parent->pid : Pid{};
   p->label = opts.label;
-  p->node = !opts.node.empty() ? opts.node
-            : parent != nullptr ? parent->node
-                                : sim.opts_.default_node;
+  p->node_ix = !opts.node.empty() ? node_of(opts.node) : parent != nullptr ? parent->node_ix : 0;
+  p->node = nodes[p->node_ix].name;
   p->trap_exit = opts.trap_exit;
   p->ack_init = opts.ack_init && parent != nullptr;
   p->is_behaviour = b != nullptr;
@@ -109,6 +108,26 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   note(EventKind::spawn, p, p->pid, p->parent, {}, p->is_behaviour ? kBehaviour : kProcess,
        opts.trap_exit ? 1 : 0);
   SpawnResult r{p->pid, {}};
+  // Spawning onto a node that is down or cut off from the spawner: as in distributed Erlang the
+  // spawner gets a pid, the process never runs, and its link or monitor fires noconnection.
+  const bool reachable = parent != nullptr ? connected(parent->node_ix, p->node_ix)
+                                           : nodes[p->node_ix].up;
+  if (!reachable) {
+    p->started = true;
+    if (parent != nullptr && opts.link) {
+      p->links.push_back(parent->pid);
+      parent->links.push_back(p->pid);
+      note(EventKind::link, parent, parent->pid, p->pid);
+    }
+    if (parent != nullptr && opts.monitor) {
+      r.monitor = Ref{next_ref++};
+      note(EventKind::monitor, parent, parent->pid, p->pid, {}, {}, r.monitor.id);
+      p->monitored_by.push_back({r.monitor, parent->pid});
+      parent->monitoring.push_back({r.monitor, p->pid});
+    }
+    end_process(p, Reason::noconnection());
+    return r;
+  }
   if (parent != nullptr && opts.link) link(parent, p->pid);
   if (parent != nullptr && opts.monitor) r.monitor = monitor(parent, p->pid);
   schedule_run(p);
@@ -123,6 +142,10 @@ void Simulation::Impl::send(Pid from, Process* from_proc, Pid to, MessagePtr m) 
   Process* target = find(to);
   if (target == nullptr || target->dead) {
     note(EventKind::drop, from_proc, to, from, Reason::noproc(), m->tag, m->id);
+    return;
+  }
+  if (from_proc != nullptr && from_proc->node_ix != target->node_ix) {
+    net_send(from_proc, target, std::move(m));
     return;
   }
   note(EventKind::send, from_proc, from, to, {}, m->tag, m->id);
@@ -190,6 +213,10 @@ void Simulation::Impl::link(Process* p, Pid other) {
     return;
   }
   if (std::find(p->links.begin(), p->links.end(), other) != p->links.end()) return;
+  if (!connected(p->node_ix, o->node_ix)) {
+    exit_signal(other, nullptr, p, Reason::noconnection(), true);
+    return;
+  }
   p->links.push_back(other);
   o->links.push_back(p->pid);
   note(EventKind::link, p, p->pid, other);
@@ -208,15 +235,11 @@ Ref Simulation::Impl::monitor(Process* p, Pid other) {
   note(EventKind::monitor, p, p->pid, other, {}, {}, ref.id);
   Process* o = find(other);
   if (o == nullptr || o->dead) {
-    note(EventKind::down, p, p->pid, other, Reason::noproc(), {}, ref.id);
-    MessagePtr m = make_message();
-    m->kind = MsgKind::down;
-    m->tag = kTagDown;
-    m->from = other;
-    m->ref = ref;
-    m->reason = Reason::noproc();
-    m->id = next_msg++;
-    enqueue(p, std::move(m));
+    deliver_down(p, other, ref, Reason::noproc());
+    return ref;
+  }
+  if (!connected(p->node_ix, o->node_ix)) {
+    deliver_down(p, other, ref, Reason::noconnection());
     return ref;
   }
   o->monitored_by.push_back({ref, p->pid});
@@ -232,6 +255,22 @@ void Simulation::Impl::demonitor(Process* p, Ref ref, bool flush) {
     p->monitoring.erase(it);
     if (Process* o = find(target)) erase_ref(o->monitored_by, ref);
     note(EventKind::demonitor, p, p->pid, target, {}, {}, ref.id);
+  } else if (!flights.empty()) {
+    // Its DOWN may be crossing the network: demonitor means it never arrives.
+    for (std::uint32_t s = 0; s < flights.size(); ++s) {
+      Flight& f = flights[s];
+      if (!f.live || f.to != p->pid || f.msg == nullptr || f.msg->kind != MsgKind::down ||
+          f.msg->ref != ref) {
+        continue;
+      }
+      auto& q = channels[f.channel].fifo;
+      q.erase(std::remove(q.begin(), q.end(), s), q.end());
+      MessageDeleter{}(f.msg);
+      const std::uint32_t gen = f.gen + 1;
+      f = Flight{};
+      f.gen = gen;
+      free_flights.push_back(s);
+    }
   }
   if (flush) {
     take_match(p, [ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; });
@@ -310,26 +349,39 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   // Links, in link order: each linked process gets the exit signal (normal included: a trapping
   // process turns it into a message, a non-trapping one ignores it).
   std::vector<Pid> links = std::move(p->links);
+  // A process on another node gets the signal across the network, or noconnection at once when
+  // the two nodes are not in contact (this node crashed, or the spawn never reached it).
   for (Pid l : links) {
     Process* o = find(l);
     if (o == nullptr) continue;
     erase_pid(o->links, p->pid);
-    exit_signal(p->pid, p, o, reason, true);
+    if (o->node_ix == p->node_ix) {
+      exit_signal(p->pid, p, o, reason, true);
+    } else if (!connected(p->node_ix, o->node_ix)) {
+      exit_signal(p->pid, nullptr, o, Reason::noconnection(), true);
+    } else {
+      net_exit(p->pid, p, o, reason, true);
+    }
   }
   std::vector<MonitorEntry> watchers = std::move(p->monitored_by);
   for (const MonitorEntry& w : watchers) {
     Process* o = find(w.pid);
     if (o == nullptr) continue;
     erase_ref(o->monitoring, w.ref);
-    note(EventKind::down, o, o->pid, p->pid, reason, {}, w.ref.id);
-    MessagePtr m = make_message();
-    m->kind = MsgKind::down;
-    m->tag = kTagDown;
-    m->from = p->pid;
-    m->ref = w.ref;
-    m->reason = reason;
-    m->id = next_msg++;
-    enqueue(o, std::move(m));
+    if (o->node_ix == p->node_ix) {
+      deliver_down(o, p->pid, w.ref, reason);
+    } else if (!connected(p->node_ix, o->node_ix)) {
+      deliver_down(o, p->pid, w.ref, Reason::noconnection());
+    } else {
+      MessagePtr m = make_message();
+      m->kind = MsgKind::down;
+      m->tag = kTagDown;
+      m->from = p->pid;
+      m->ref = w.ref;
+      m->reason = reason;
+      m->id = next_msg++;
+      net_send(p, o, std::move(m));
+    }
   }
   for (const MonitorEntry& m : p->monitoring) {
     if (Process* o = find(m.pid)) erase_ref(o->monitored_by, m.ref);

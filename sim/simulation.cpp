@@ -24,9 +24,15 @@ Process::~Process() {
 }
 
 Simulation::Impl::Impl(Simulation& s)
-    : sim(s), queue(s.opts_.tie_break, s.root_rng_.derive("tie_break")) {}
+    : sim(s), queue(s.opts_.tie_break, s.root_rng_.derive("tie_break")) {
+  node_of(s.opts_.default_node);  // node 0
+}
 
-Simulation::Impl::~Impl() = default;
+Simulation::Impl::~Impl() {
+  for (Flight& f : flights) {
+    if (f.msg != nullptr) MessageDeleter{}(f.msg);
+  }
+}
 
 Simulation::Simulation(SimOptions opts)
     : opts_(opts),
@@ -86,6 +92,10 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
     case kRun: {
       Process* p = find(Pid{e.item.a});
       if (p == nullptr || p->dead) return;
+      if (paused(p->node_ix)) {
+        queue.push(nodes[p->node_ix].paused_until, e.item);
+        return;
+      }
       p->run_pending = false;
       if (p->fiber != nullptr) {
         resume(p);
@@ -99,12 +109,25 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
     case kTimeout: {
       Process* p = find(Pid{e.item.a});
       if (p == nullptr || p->dead || !p->waiting || p->wait_token != e.item.b) return;
+      if (paused(p->node_ix)) {
+        queue.push(nodes[p->node_ix].paused_until, e.item);
+        return;
+      }
       p->timed_out = true;
       p->waiting = false;
       resume(p);
       return;
     }
     case kTimer: {
+      if (paused_nodes != 0) {
+        // A timer for a process on a paused node fires when the pause ends.
+        const Process* p = find(timers.peek(static_cast<std::uint32_t>(e.item.a),
+                                            static_cast<std::uint32_t>(e.item.b)));
+        if (p != nullptr && paused(p->node_ix)) {
+          queue.push(nodes[p->node_ix].paused_until, e.item);
+          return;
+        }
+      }
       Pid to;
       MessagePtr m = timers.take(static_cast<std::uint32_t>(e.item.a),
                                  static_cast<std::uint32_t>(e.item.b), to);
@@ -132,6 +155,15 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
         failure = std::current_exception();
         budget = 0;
       }
+      return;
+    }
+    case kNet:
+      land(static_cast<std::uint32_t>(e.item.a), e.item.b);
+      return;
+    case kResume: {
+      --paused_nodes;
+      const auto n = static_cast<std::uint32_t>(e.item.a);
+      if (nodes[n].up && sim.now_ == nodes[n].paused_until) note_node(EventKind::node_resume, n);
       return;
     }
     default:

@@ -16,6 +16,7 @@
 
 #include "sim/event_queue.hpp"
 #include "sim/fiber.hpp"
+#include "sim/network.hpp"
 #include "sim/process.hpp"
 #include "sim/rng.hpp"
 #include "sim/time.hpp"
@@ -70,6 +71,50 @@ class Simulation {
   /// Runs `fn` in the kernel at time `at` (not before now); returns an id for cancel().
   std::uint64_t schedule(Time at, std::function<void()> fn);
   void cancel(std::uint64_t id);
+
+  // ---- nodes and the network (sim/network.cpp, docs/network.md) ----------------------------
+  // Nodes are named by atoms and come into being when first named (a spawn on them, or any call
+  // below). Processes on one node exchange messages at once and in order; between nodes every
+  // message and signal crosses a directed path with the LinkParams of that path.
+
+  /// The parameters of every path without its own (the default: 1 ms, nothing lost).
+  void set_default_link(const LinkParams& p);
+  /// The parameters of the directed path from -> to.
+  void set_link(Atom from, Atom to, const LinkParams& p);
+  /// The path's parameters with every active effect applied.
+  LinkParams link_params(Atom from, Atom to);
+  /// Starts a temporary change (a fault window); returns an id for remove_link_effect.
+  std::uint64_t add_link_effect(const LinkEffect& e);
+  void remove_link_effect(std::uint64_t id);
+  /// Blocks the directed path from -> to (a one-way partition; call it both ways for a
+  /// symmetric one). When two nodes lose contact (either way blocked), every link and monitor
+  /// between their processes fires `noconnection` once, and what is in flight between them is
+  /// lost (messages dropped with reason `noconnection`). Blocked messages are dropped with
+  /// reason `partitioned`.
+  void block(Atom from, Atom to);
+  void unblock(Atom from, Atom to);
+  /// Unblocks every path.
+  void heal_all();
+  bool blocked(Atom from, Atom to);
+  /// Both nodes up and neither way blocked.
+  bool connected(Atom a, Atom b);
+  /// Kills every process on the node at once (reason `killed`, no cleanup); processes elsewhere
+  /// linked to or monitoring them get `noconnection`. The node stays down until restart_node.
+  void crash_node(Atom node);
+  /// Brings a crashed node back and runs its boot function (its root tree).
+  void restart_node(Atom node);
+  /// What restart_node runs on `node` (world code, like a scheduled callback).
+  void set_node_boot(Atom node, std::function<void()> boot);
+  bool node_up(Atom node);
+  /// The node runs nothing for `d` (a GC pause): its processes do not run, their timers and
+  /// timeouts fire late, and messages to them wait at the node. Pauses extend, never shorten.
+  void pause_node(Atom node, Duration d);
+  bool node_paused(Atom node);
+  /// The node's clock reads now() + skew (Context::node_time).
+  void set_clock_skew(Atom node, Duration skew);
+  Time node_time(Atom node);
+  /// Nodes known so far, in the order they were first named.
+  std::vector<Atom> nodes() const;
 
   bool alive(Pid p) const;
   Pid whereis(Atom name) const;

@@ -47,6 +47,14 @@ std::string_view to_string(EventKind k) {
     case EventKind::register_name: return "register";
     case EventKind::unregister_name: return "unregister";
     case EventKind::system: return "system";
+    case EventKind::node_down: return "node_down";
+    case EventKind::node_up: return "node_up";
+    case EventKind::partition: return "partition";
+    case EventKind::heal: return "heal";
+    case EventKind::disconnect: return "disconnect";
+    case EventKind::node_pause: return "node_pause";
+    case EventKind::node_resume: return "node_resume";
+    case EventKind::link_change: return "link_change";
   }
   return "?";
 }

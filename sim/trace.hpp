@@ -39,6 +39,16 @@ enum class EventKind : std::uint16_t {
   register_name,    ///< pid registered under tag
   unregister_name,  ///< tag no longer names pid
   system,       ///< an event of the system under test: `name` and `fields`
+  // Nodes and the network (sim/network.cpp). `node` is the node concerned.
+  node_down,    ///< the node crashed: every process on it ends `killed`
+  node_up,      ///< the node (re)started
+  partition,    ///< messages from `node` to the node named by `tag` are blocked from now on
+  heal,         ///< the path from `node` to `tag` carries messages again
+  disconnect,   ///< `node` and `tag` lost contact: links and monitors between them fired
+                ///< noconnection; msg = how many signals fired
+  node_pause,   ///< the node runs nothing until msg (ns of virtual time)
+  node_resume,  ///< the pause ended
+  link_change,  ///< the path from `node` to `tag` changed (latency, loss, clog, ...)
 };
 
 std::string_view to_string(EventKind k);

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/atom.hpp"
 #include "sim/time.hpp"
 
 namespace lic::supervision {
@@ -43,6 +44,8 @@ struct ChildSpec {
   /// OTP's default: 5000 ms for a worker, infinity for a supervisor (see default_shutdown).
   Shutdown shutdown = Shutdown::after(kSecond * 5);
   bool significant = false;
+  /// The node the child runs on; empty: its supervisor's node.
+  Atom node{};
 };
 
 /// OTP's default shutdown for a child of this type.

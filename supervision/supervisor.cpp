@@ -89,6 +89,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
   SpawnOptions o;
   o.link = true;
   o.label = Label{Atom(path_of(ctx, i)), s.starts};
+  o.node = s.child.spec.node;
   Pid pid;
   if (s.child.start.behaviour) {
     o.ack_init = true;

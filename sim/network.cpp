@@ -1,0 +1,478 @@
+// Nodes and the simulated network (DESIGN.md §2, docs/network.md).
+//
+// A message or exit signal between processes on different nodes becomes a Flight on the
+// Channel of its directed path: it lands after the path's latency, in send order unless the
+// path reorders it. Contact between two nodes is lost when either way is blocked or either node
+// goes down: then every link and monitor between their processes fires `noconnection` once and
+// everything in flight between them is lost (signals in flight become that `noconnection`).
+// All iteration that can reach the trace goes in a fixed order: pids, link order, send order.
+
+#include <algorithm>
+#include <cassert>
+#include <tuple>
+
+#include "sim/kernel.hpp"
+
+namespace lic {
+
+namespace {
+const Atom kPartitioned("partitioned");
+const Atom kLost("lost");
+const Atom kTagDown("DOWN");
+
+Ratio larger(Ratio a, Ratio b) {
+  // Cross-multiplied in 128 bits: exact for any Ratio.
+  __extension__ using Wide = unsigned __int128;
+  return Wide{a.num} * b.den >= Wide{b.num} * a.den ? a : b;
+}
+
+bool droppable(MsgKind k) {
+  return k == MsgKind::plain || k == MsgKind::cast || k == MsgKind::call || k == MsgKind::reply;
+}
+}  // namespace
+
+// ---- nodes and paths -----------------------------------------------------------------------
+
+std::uint32_t Simulation::Impl::node_of(Atom name) {
+  auto it = node_index.find(name.index());
+  if (it != node_index.end()) return it->second;
+  const auto ix = static_cast<std::uint32_t>(nodes.size());
+  nodes.push_back(NodeState{});
+  nodes.back().name = name;
+  node_index.emplace(name.index(), ix);
+  return ix;
+}
+
+Channel& Simulation::Impl::channel(std::uint32_t from, std::uint32_t to) {
+  const std::uint64_t key = (std::uint64_t{from} << 32) | to;
+  auto it = channel_index.find(key);
+  if (it != channel_index.end()) return channels[it->second];
+  const auto ix = static_cast<std::uint32_t>(channels.size());
+  channel_index.emplace(key, ix);
+  Channel& c = channels.emplace_back();
+  c.from = from;
+  c.to = to;
+  // Named by the nodes' names, not their indices: a path's draws do not depend on the order
+  // nodes were first mentioned in.
+  c.rng = sim.root_rng_.derive("net").derive(nodes[from].name.text()).derive(nodes[to].name.text());
+  return c;
+}
+
+LinkParams Simulation::Impl::effective(Channel& c) {
+  LinkParams p = c.has_params ? c.params : default_link;
+  const Atom from = nodes[c.from].name;
+  const Atom to = nodes[c.to].name;
+  for (const auto& [id, e] : link_effects) {
+    if ((!e.from.empty() && e.from != from) || (!e.to.empty() && e.to != to)) continue;
+    p.loss = larger(p.loss, e.loss);
+    p.duplicate = larger(p.duplicate, e.duplicate);
+    p.reorder = larger(p.reorder, e.reorder);
+    p.clog += e.clog;
+  }
+  return p;
+}
+
+void Simulation::Impl::note_node(EventKind kind, std::uint32_t node, Atom other, std::uint64_t msg) {
+  if (!sim.trace_.enabled()) return;
+  TraceEvent e;
+  e.time = sim.now_;
+  e.kind = kind;
+  e.node = nodes[node].name;
+  e.tag = other;
+  e.msg = msg;
+  sim.trace_.append(e);
+}
+
+// ---- flights -------------------------------------------------------------------------------
+
+std::uint32_t Simulation::Impl::new_flight(Flight f) {
+  std::uint32_t slot;
+  if (!free_flights.empty()) {
+    slot = free_flights.back();
+    free_flights.pop_back();
+    f.gen = flights[slot].gen;
+    flights[slot] = std::move(f);
+  } else {
+    slot = static_cast<std::uint32_t>(flights.size());
+    flights.push_back(std::move(f));
+  }
+  flights[slot].live = true;
+  flights[slot].order = next_flight_order++;
+  return slot;
+}
+
+void Simulation::Impl::schedule_flight(std::uint32_t slot) {
+  Flight& f = flights[slot];
+  queue.push(f.arrival, EventQueue::Item{kNet, f.gen, slot});
+}
+
+void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
+  const std::uint32_t a = from->node_ix;
+  const std::uint32_t b = to->node_ix;
+  if (!nodes[b].up) {
+    note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
+    return;
+  }
+  if (path_blocked(a, b)) {
+    note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
+    return;
+  }
+  Channel& c = channel(a, b);
+  const LinkParams p = effective(c);
+  // The draws, always in this order and only for what the path can do to a message: loss,
+  // duplication, reordering, then one latency per copy.
+  const bool user = droppable(m->kind);
+  if (user && p.loss.num != 0 && c.rng.chance(p.loss)) {
+    note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
+    return;
+  }
+  note(EventKind::send, from, from->pid, to->pid, {}, m->tag, m->id);
+  MessagePtr dup;
+  if (user && p.duplicate.num != 0 && c.rng.chance(p.duplicate)) dup = copy_message(*m);
+  for (MessagePtr* copy : {&m, &dup}) {
+    if (!*copy) continue;
+    const bool reorder = user && p.reorder.num != 0 && c.rng.chance(p.reorder);
+    Duration lat = p.latency_min;
+    if (p.latency_mean > p.latency_min) lat += c.rng.exponential(p.latency_mean - p.latency_min);
+    Flight f;
+    f.from = from->pid;
+    f.to = to->pid;
+    f.fifo = !reorder;
+    f.channel = static_cast<std::uint32_t>(&c - channels.data());
+    f.epoch = c.epoch;
+    f.arrival = sim.now_ + lat + p.clog;
+    if (f.fifo) {
+      f.arrival = std::max(f.arrival, c.last_arrival);
+      c.last_arrival = f.arrival;
+    }
+    f.msg = copy->release();
+    const std::uint32_t slot = new_flight(std::move(f));
+    if (flights[slot].fifo) c.fifo.push_back(slot);
+    schedule_flight(slot);
+  }
+}
+
+void Simulation::Impl::net_exit(Pid from, Process* from_proc, Process* to, Reason reason,
+                                bool via_link) {
+  const std::uint32_t a = from_proc->node_ix;
+  const std::uint32_t b = to->node_ix;
+  Channel& c = channel(a, b);
+  const LinkParams p = effective(c);
+  Duration lat = p.latency_min;
+  if (p.latency_mean > p.latency_min) lat += c.rng.exponential(p.latency_mean - p.latency_min);
+  Flight f;
+  f.from = from;
+  f.to = to->pid;
+  f.reason = reason;
+  f.via_link = via_link;
+  f.channel = static_cast<std::uint32_t>(&c - channels.data());
+  f.epoch = c.epoch;
+  f.arrival = std::max(sim.now_ + lat + p.clog, c.last_arrival);
+  c.last_arrival = f.arrival;
+  const std::uint32_t slot = new_flight(std::move(f));
+  c.fifo.push_back(slot);
+  schedule_flight(slot);
+}
+
+void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
+  if (slot >= flights.size() || !flights[slot].live || flights[slot].gen != gen) return;
+  const std::uint32_t ch = flights[slot].channel;
+  const std::uint32_t dest = channels[ch].to;
+  if (paused(dest)) {
+    // The node is paused: what arrives waits for it (and keeps its order).
+    queue.push(nodes[dest].paused_until, EventQueue::Item{kNet, gen, slot});
+    return;
+  }
+  auto take = [this](std::uint32_t s) {
+    Flight f = std::move(flights[s]);
+    flights[s] = Flight{};
+    flights[s].gen = f.gen + 1;
+    free_flights.push_back(s);
+    return f;
+  };
+  if (!flights[slot].fifo) {
+    Flight f = take(slot);
+    deliver_flight(f);
+    return;
+  }
+  // Deliver, in send order, everything on this path due by now up to this flight: under a
+  // random tie-break the same-instant events may come in any order, the path's order holds.
+  for (;;) {
+    std::deque<std::uint32_t>& q = channels[ch].fifo;
+    if (q.empty()) return;
+    const std::uint32_t s = q.front();
+    if (sim.now_ < flights[s].arrival) return;
+    q.pop_front();
+    Flight f = take(s);
+    deliver_flight(f);  // may grow `flights` and `channels`: nothing held across it
+    if (s == slot) return;
+  }
+}
+
+void Simulation::Impl::deliver_flight(Flight& f) {
+  Process* p = find(f.to);
+  if (f.msg == nullptr) {
+    exit_signal(f.from, nullptr, p, f.reason, f.via_link);
+    return;
+  }
+  MessagePtr m(f.msg);
+  f.msg = nullptr;
+  if (p == nullptr || p->dead) {
+    if (m->kind != MsgKind::down) {
+      note(EventKind::drop, nullptr, f.to, m->from, Reason::noproc(), m->tag, m->id);
+    }
+    return;
+  }
+  if (m->kind == MsgKind::down) {
+    note(EventKind::down, p, p->pid, m->from, m->reason, {}, m->ref.id);
+  } else {
+    note(EventKind::deliver, p, f.to, m->from, {}, m->tag, m->id);
+  }
+  enqueue(p, std::move(m));
+}
+
+void Simulation::Impl::deliver_down(Process* watcher, Pid target, Ref ref, const Reason& reason) {
+  note(EventKind::down, watcher, watcher->pid, target, reason, {}, ref.id);
+  MessagePtr m = make_message();
+  m->kind = MsgKind::down;
+  m->tag = kTagDown;
+  m->from = target;
+  m->ref = ref;
+  m->reason = reason;
+  m->id = next_msg++;
+  enqueue(watcher, std::move(m));
+}
+
+// ---- losing contact ------------------------------------------------------------------------
+
+void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
+  assert(a != b);
+  const bool was_draining = draining;
+  draining = true;  // every signal first, then the deaths they cause, in order
+  std::uint64_t fired = 0;
+  const std::uint32_t ab = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
+  const std::uint32_t ba = static_cast<std::uint32_t>(&channel(b, a) - channels.data());
+  ++channels[ab].epoch;
+  ++channels[ba].epoch;
+  channels[ab].fifo.clear();
+  channels[ba].fifo.clear();
+
+  // 1. What was in flight between them, in send order: messages are lost; exit signals and
+  //    DOWNs become the noconnection their receiver would have seen instead.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> lost;
+  for (std::uint32_t s = 0; s < flights.size(); ++s) {
+    const Flight& f = flights[s];
+    if (f.live && (f.channel == ab || f.channel == ba)) lost.emplace_back(f.order, s);
+  }
+  std::sort(lost.begin(), lost.end());
+  std::vector<Flight> taken;
+  taken.reserve(lost.size());
+  for (const auto& [order, s] : lost) {
+    taken.push_back(std::move(flights[s]));
+    flights[s] = Flight{};
+    flights[s].gen = taken.back().gen + 1;
+    free_flights.push_back(s);
+  }
+
+  // 2. Links and monitors between processes on the two nodes, unhooked on both sides first.
+  struct Fire {
+    Pid from;
+    Pid to;
+    Ref ref;  // a monitor's, empty for a link
+  };
+  std::vector<Fire> fires;
+  for (Process* p : procs) {
+    if (p == nullptr || p->dead || (p->node_ix != a && p->node_ix != b)) continue;
+    const std::uint32_t other = p->node_ix == a ? b : a;
+    for (std::size_t i = 0; i < p->links.size();) {
+      Process* o = find(p->links[i]);
+      if (o == nullptr || o->node_ix != other) {
+        ++i;
+        continue;
+      }
+      const Pid q = p->links[i];
+      p->links.erase(p->links.begin() + static_cast<std::ptrdiff_t>(i));
+      auto it = std::find(o->links.begin(), o->links.end(), p->pid);
+      if (it != o->links.end()) o->links.erase(it);
+      fires.push_back({q, p->pid, {}});
+      fires.push_back({p->pid, q, {}});
+    }
+    for (std::size_t i = 0; i < p->monitoring.size();) {
+      const MonitorEntry m = p->monitoring[i];
+      Process* o = find(m.pid);
+      if (o == nullptr || o->node_ix != other) {
+        ++i;
+        continue;
+      }
+      p->monitoring.erase(p->monitoring.begin() + static_cast<std::ptrdiff_t>(i));
+      auto it = std::find_if(o->monitored_by.begin(), o->monitored_by.end(),
+                             [&](const MonitorEntry& e) { return e.ref == m.ref; });
+      if (it != o->monitored_by.end()) o->monitored_by.erase(it);
+      fires.push_back({m.pid, p->pid, m.ref});
+    }
+  }
+
+  for (Flight& f : taken) {
+    Process* to = find(f.to);
+    if (f.msg != nullptr) {
+      MessagePtr m(f.msg);
+      f.msg = nullptr;
+      if (m->kind == MsgKind::down) {
+        if (to != nullptr && !to->dead) {
+          deliver_down(to, m->from, m->ref, Reason::noconnection());
+          ++fired;
+        }
+      } else {
+        note(EventKind::drop, nullptr, f.to, m->from, Reason::noconnection(), m->tag, m->id);
+      }
+    } else if (f.via_link) {
+      if (to != nullptr && !to->dead) ++fired;
+      exit_signal(f.from, nullptr, to, Reason::noconnection(), true);
+    }
+    // exit/2 sent across a connection that broke is lost, as in distributed Erlang.
+  }
+  for (const Fire& x : fires) {
+    Process* to = find(x.to);
+    if (to == nullptr || to->dead) continue;
+    ++fired;
+    if (x.ref) {
+      deliver_down(to, x.from, x.ref, Reason::noconnection());
+    } else {
+      exit_signal(x.from, nullptr, to, Reason::noconnection(), true);
+    }
+  }
+  note_node(EventKind::disconnect, a, nodes[b].name, fired);
+  draining = was_draining;
+  if (!was_draining) drain_deaths();
+}
+
+// ---- the world's side: nodes ---------------------------------------------------------------
+
+void Simulation::set_default_link(const LinkParams& p) {
+  impl_->default_link = p;
+  impl_->note_node(EventKind::link_change, 0, Atom("*"));
+}
+
+void Simulation::set_link(Atom from, Atom to, const LinkParams& p) {
+  Impl& k = *impl_;
+  Channel& c = k.channel(k.node_of(from), k.node_of(to));
+  c.has_params = true;
+  c.params = p;
+  k.note_node(EventKind::link_change, c.from, to);
+}
+
+LinkParams Simulation::link_params(Atom from, Atom to) {
+  return impl_->effective(impl_->channel(impl_->node_of(from), impl_->node_of(to)));
+}
+
+std::uint64_t Simulation::add_link_effect(const LinkEffect& e) {
+  const std::uint64_t id = impl_->next_effect++;
+  impl_->link_effects.emplace(id, e);
+  return id;
+}
+
+void Simulation::remove_link_effect(std::uint64_t id) { impl_->link_effects.erase(id); }
+
+void Simulation::block(Atom from, Atom to) {
+  Impl& k = *impl_;
+  const std::uint32_t a = k.node_of(from);
+  const std::uint32_t b = k.node_of(to);
+  if (a == b || k.path_blocked(a, b)) return;
+  const bool was = k.connected(a, b);
+  k.blocked_paths.emplace(a, b);
+  k.note_node(EventKind::partition, a, to);
+  if (was) k.lose_contact(a, b);
+}
+
+void Simulation::unblock(Atom from, Atom to) {
+  Impl& k = *impl_;
+  const std::uint32_t a = k.node_of(from);
+  const std::uint32_t b = k.node_of(to);
+  if (k.blocked_paths.erase({a, b}) != 0) k.note_node(EventKind::heal, a, to);
+}
+
+void Simulation::heal_all() {
+  Impl& k = *impl_;
+  // In (from, to) index order: the order nodes were first named in this run.
+  auto paths = std::move(k.blocked_paths);
+  k.blocked_paths.clear();
+  for (const auto& [a, b] : paths) k.note_node(EventKind::heal, a, k.nodes[b].name);
+}
+
+bool Simulation::blocked(Atom from, Atom to) {
+  return impl_->path_blocked(impl_->node_of(from), impl_->node_of(to));
+}
+
+bool Simulation::connected(Atom a, Atom b) {
+  return impl_->connected(impl_->node_of(a), impl_->node_of(b));
+}
+
+void Simulation::crash_node(Atom node) {
+  Impl& k = *impl_;
+  const std::uint32_t n = k.node_of(node);
+  if (!k.nodes[n].up) return;
+  std::vector<std::uint32_t> peers;
+  for (std::uint32_t j = 0; j < k.nodes.size(); ++j) {
+    if (j != n && k.connected(n, j)) peers.push_back(j);
+  }
+  k.nodes[n].up = false;
+  k.nodes[n].paused_until = now_;
+  k.note_node(EventKind::node_down, n);
+  const bool was_draining = k.draining;
+  k.draining = true;
+  // Everything on the node dies at this instant, in pid order, with no cleanup...
+  for (Process* p : k.procs) {
+    if (p == nullptr || p->dead || p->dying || p->node_ix != n) continue;
+    p->dying = true;
+    k.deaths.emplace_back(p, Reason::killed());
+  }
+  // ...and every other node sees the connection go: noconnection on links and monitors.
+  for (std::uint32_t j : peers) k.lose_contact(n, j);
+  k.draining = was_draining;
+  if (!was_draining) k.drain_deaths();
+}
+
+void Simulation::restart_node(Atom node) {
+  Impl& k = *impl_;
+  const std::uint32_t n = k.node_of(node);
+  if (k.nodes[n].up) return;
+  k.nodes[n].up = true;
+  k.note_node(EventKind::node_up, n);
+  if (k.nodes[n].boot) {
+    std::function<void()> boot = k.nodes[n].boot;  // boot may replace it
+    boot();
+  }
+}
+
+void Simulation::set_node_boot(Atom node, std::function<void()> boot) {
+  impl_->nodes[impl_->node_of(node)].boot = std::move(boot);
+}
+
+bool Simulation::node_up(Atom node) { return impl_->nodes[impl_->node_of(node)].up; }
+
+void Simulation::pause_node(Atom node, Duration d) {
+  Impl& k = *impl_;
+  const std::uint32_t n = k.node_of(node);
+  const Time until = now_ + d;
+  if (!k.nodes[n].up || d <= Duration::zero() || until <= k.nodes[n].paused_until) return;
+  k.nodes[n].paused_until = until;
+  ++k.paused_nodes;  // one per pending resume event
+  k.note_node(EventKind::node_pause, n, {}, static_cast<std::uint64_t>(until.ns));
+  k.queue.push(until, EventQueue::Item{Impl::kResume, 0, n});
+}
+
+bool Simulation::node_paused(Atom node) { return impl_->paused(impl_->node_of(node)); }
+
+void Simulation::set_clock_skew(Atom node, Duration skew) {
+  impl_->nodes[impl_->node_of(node)].skew = skew;
+}
+
+Time Simulation::node_time(Atom node) { return now_ + impl_->nodes[impl_->node_of(node)].skew; }
+
+std::vector<Atom> Simulation::nodes() const {
+  std::vector<Atom> out;
+  for (const NodeState& n : impl_->nodes) out.push_back(n.name);
+  return out;
+}
+
+}  // namespace lic

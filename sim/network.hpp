@@ -1,0 +1,44 @@
+#pragma once
+// The simulated network between nodes (DESIGN.md §2, docs/network.md): what a directed path
+// between two nodes does to the messages that cross it.
+
+#include <cstdint>
+
+#include "sim/atom.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+
+namespace lic {
+
+/// How a directed path (from one node to another) treats what crosses it. A message takes
+/// `latency_min` plus an exponential delay with mean `latency_mean - latency_min` (so the mean
+/// latency is `latency_mean`), plus `clog`. Messages keep their order on the path (FIFO per
+/// ordered pair) unless `reorder` picks them out: such a message takes its own latency and may
+/// overtake or fall behind others. `loss` drops a message (recorded with reason `lost`),
+/// `duplicate` delivers it twice (each copy with its own latency). Exit signals and monitor
+/// DOWNs are never lost, duplicated or reordered: distributed Erlang guarantees them or reports
+/// `noconnection`.
+struct LinkParams {
+  Duration latency_min = kMillisecond;
+  Duration latency_mean = kMillisecond;
+  Ratio loss = Ratio::never();
+  Ratio duplicate = Ratio::never();
+  Ratio reorder = Ratio::never();
+  Duration clog{};  ///< extra delay on every message (the `clog` fault)
+
+  bool operator==(const LinkParams&) const = default;
+};
+
+/// A temporary change to paths (a fault window): the effective parameters of a path are its
+/// own with each active effect applied — the larger of each Ratio, the larger latency, the sum
+/// of clogs. `from` / `to` empty: any node.
+struct LinkEffect {
+  Atom from;
+  Atom to;
+  Ratio loss = Ratio::never();
+  Ratio duplicate = Ratio::never();
+  Ratio reorder = Ratio::never();
+  Duration clog{};
+};
+
+}  // namespace lic

@@ -1,0 +1,445 @@
+// Nodes and the network (DESIGN.md §2, docs/network.md): latency, per-path order, loss,
+// duplication, reordering, partitions, node crash and restart, pause, clock skew.
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "sim/test_support.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using lic::testing::as_int;
+using lic::testing::events_of;
+using lic::testing::exit_reason;
+
+namespace {
+const Atom kA("a");
+const Atom kB("b");
+const Atom kC("c");
+const Atom kMsg("msg");
+
+struct Got {
+  Time at;
+  int value = 0;
+  MsgKind kind = MsgKind::plain;
+  Reason reason;
+  Pid from;
+};
+
+/// A process on `node` that records everything it receives, with the time.
+Pid recorder(Simulation& sim, Atom node, std::vector<Got>& got, bool trap = false) {
+  SpawnOptions o;
+  o.node = node;
+  o.trap_exit = trap;
+  return sim.spawn(
+      [&got](Context& ctx) {
+        for (;;) {
+          MessagePtr m = ctx.receive();
+          got.push_back({ctx.now(), as_int(*m), m->kind, m->reason, m->from});
+        }
+      },
+      o);
+}
+
+/// A process on `node` that sends `n` numbered messages to `to`, one every `gap`.
+Pid sender(Simulation& sim, Atom node, Pid to, int n, Duration gap = Duration::zero()) {
+  SpawnOptions o;
+  o.node = node;
+  return sim.spawn(
+      [to, n, gap](Context& ctx) {
+        for (int i = 0; i < n; ++i) {
+          ctx.send(to, kMsg, i);
+          if (gap > Duration::zero()) ctx.sleep(gap);
+        }
+        ctx.receive();  // stay alive
+      },
+      o);
+}
+
+std::size_t count_drops(const Trace& t, Atom reason) {
+  std::size_t n = 0;
+  for (const TraceEvent* e : events_of(t, EventKind::drop)) {
+    if (e->reason.kind == ReasonKind::other && e->reason.detail == reason) ++n;
+  }
+  return n;
+}
+
+std::size_t count_kind(const Trace& t, EventKind k) { return events_of(t, k).size(); }
+}  // namespace
+
+TEST_CASE("network: same-node messages arrive at once - cross-node ones after the path's latency", "[network]") {
+  Simulation sim;
+  LinkParams slow;
+  slow.latency_min = 5_ms;
+  slow.latency_mean = 5_ms;
+  sim.set_link(kA, kB, slow);
+  std::vector<Got> on_a, on_b;
+  const Pid ra = recorder(sim, kA, on_a);
+  const Pid rb = recorder(sim, kB, on_b);
+  sender(sim, kA, ra, 1);
+  sender(sim, kA, rb, 1);
+  sim.run();
+  REQUIRE(on_a.size() == 1);
+  REQUIRE(on_b.size() == 1);
+  CHECK(on_a[0].at == Time{});
+  CHECK(on_b[0].at == Time{} + 5_ms);
+  // The trace shows the message leave at 0 and land at 5 ms.
+  REQUIRE(count_kind(sim.trace(), EventKind::deliver) == 1);
+  CHECK(events_of(sim.trace(), EventKind::deliver)[0]->time == Time{} + 5_ms);
+  CHECK(sim.info(rb)->node == kB);
+}
+
+TEST_CASE("network: random latencies keep per-path order - under both tie-breaks", "[network]") {
+  for (TieBreak tb : {TieBreak::fifo, TieBreak::random}) {
+    SimOptions opts;
+    opts.tie_break = tb;
+    opts.seed = 11;
+    Simulation sim(opts);
+    LinkParams jitter;
+    jitter.latency_min = 1_ms;
+    jitter.latency_mean = 20_ms;
+    sim.set_default_link(jitter);
+    std::vector<Got> got;
+    const Pid r = recorder(sim, kB, got);
+    sender(sim, kA, r, 500, 100_us);
+    sender(sim, kC, r, 500, 150_us);
+    sim.run();
+    REQUIRE(got.size() == 1000);
+    std::map<Pid, int> last;
+    for (const Got& g : got) {
+      auto [it, fresh] = last.emplace(g.from, g.value);
+      if (!fresh) {
+        CHECK(g.value == it->second + 1);
+        it->second = g.value;
+      }
+    }
+    // The latencies did vary: the two senders' messages interleave unevenly.
+    Duration spread{};
+    for (std::size_t i = 1; i < got.size(); ++i) spread = std::max(spread, got[i].at - got[i - 1].at);
+    CHECK(spread > 1_ms);
+  }
+}
+
+TEST_CASE("network: with reordering on - messages overtake each other and none is lost", "[network]") {
+  Simulation sim;
+  LinkParams p;
+  p.latency_min = 1_ms;
+  p.latency_mean = 10_ms;
+  p.reorder = Ratio::percent(50);
+  sim.set_link(kA, kB, p);
+  std::vector<Got> got;
+  const Pid r = recorder(sim, kB, got);
+  sender(sim, kA, r, 200, 100_us);
+  sim.run();
+  REQUIRE(got.size() == 200);
+  int inversions = 0;
+  std::vector<bool> seen(200, false);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (i > 0 && got[i].value < got[i - 1].value) ++inversions;
+    seen[static_cast<std::size_t>(got[i].value)] = true;
+  }
+  CHECK(inversions > 0);
+  CHECK(std::count(seen.begin(), seen.end(), true) == 200);
+}
+
+TEST_CASE("network: loss drops messages with reason lost - duplication delivers twice", "[network]") {
+  SECTION("loss") {
+    Simulation sim;
+    LinkParams p;
+    p.loss = Ratio::percent(30);
+    sim.set_link(kA, kB, p);
+    std::vector<Got> got;
+    const Pid r = recorder(sim, kB, got);
+    sender(sim, kA, r, 1000);
+    sim.run();
+    const std::size_t lost = count_drops(sim.trace(), Atom("lost"));
+    CHECK(lost + got.size() == 1000);
+    // Binomial(1000, 0.3): mean 300, sd 14.5; 300 +/- 6 sd.
+    CHECK(lost > 213);
+    CHECK(lost < 387);
+  }
+  SECTION("duplication") {
+    Simulation sim;
+    LinkParams p;
+    p.duplicate = Ratio::always();
+    sim.set_link(kA, kB, p);
+    std::vector<Got> got;
+    const Pid r = recorder(sim, kB, got);
+    sender(sim, kA, r, 10);
+    sim.run();
+    REQUIRE(got.size() == 20);
+    std::map<int, int> copies;
+    for (const Got& g : got) ++copies[g.value];
+    for (const auto& [v, n] : copies) CHECK(n == 2);
+    CHECK(count_kind(sim.trace(), EventKind::send) == 10);
+    CHECK(count_kind(sim.trace(), EventKind::deliver) == 20);
+  }
+  SECTION("a link effect window changes a path - and its end restores it") {
+    Simulation sim;
+    const std::uint64_t id = sim.add_link_effect(LinkEffect{kA, {}, Ratio::always(), {}, {}, 3_ms});
+    CHECK(sim.link_params(kA, kB).loss == Ratio::always());
+    CHECK(sim.link_params(kA, kB).clog == 3_ms);
+    CHECK(sim.link_params(kB, kA).loss == Ratio::never());
+    sim.remove_link_effect(id);
+    CHECK(sim.link_params(kA, kB) == LinkParams{});
+  }
+}
+
+TEST_CASE("network: a partition fires noconnection once on every link and monitor across it - drops what crosses - heal lets messages through but restores no link", "[network][partition]") {
+  Simulation sim;
+  std::vector<Got> on_a, on_b, mon;
+  const Pid pa = recorder(sim, kA, on_a, true);
+  const Pid pb = recorder(sim, kB, on_b, true);
+  // pa and pb are linked; a third process on a monitors pb.
+  sim.spawn(
+      [pb](Context& ctx) {
+        ctx.link(pb);
+        ctx.receive();
+      },
+      SpawnOptions{.link = false, .monitor = false, .trap_exit = true, .label = {}, .node = kA});
+  SpawnOptions mo;
+  mo.node = kA;
+  sim.spawn(
+      [pb, &mon](Context& ctx) {
+        ctx.monitor(pb);
+        for (;;) {
+          MessagePtr m = ctx.receive();
+          mon.push_back({ctx.now(), 0, m->kind, m->reason, m->from});
+        }
+      },
+      mo);
+  sim.run();
+  (void)pa;
+  sim.schedule(Time{} + 10_ms, [&] {
+    sim.block(kA, kB);
+    sim.block(kB, kA);
+  });
+  sim.run();
+  // pb traps: it got one EXIT noconnection from the linker on a; the monitor got one DOWN.
+  REQUIRE(on_b.size() == 1);
+  CHECK(on_b[0].kind == MsgKind::exit);
+  CHECK(on_b[0].reason == Reason::noconnection());
+  CHECK(on_b[0].at == Time{} + 10_ms);
+  REQUIRE(mon.size() == 1);
+  CHECK(mon[0].kind == MsgKind::down);
+  CHECK(mon[0].reason == Reason::noconnection());
+  CHECK(sim.info(pb)->links.empty());
+  // Messages across are dropped as partitioned while it lasts.
+  sender(sim, kA, pb, 3);
+  sim.run();
+  CHECK(count_drops(sim.trace(), Atom("partitioned")) == 3);
+  CHECK(on_b.size() == 1);
+  // Heal: messages flow again; the broken links stay broken, nothing fires twice.
+  sim.heal_all();
+  sender(sim, kA, pb, 2);
+  sim.run();
+  CHECK(on_b.size() == 3);
+  CHECK(mon.size() == 1);
+  CHECK(count_kind(sim.trace(), EventKind::disconnect) == 1);
+}
+
+TEST_CASE("network: a partition loses what is in flight - a signal in flight becomes the noconnection", "[network][partition]") {
+  Simulation sim;
+  LinkParams slow;
+  slow.latency_min = 50_ms;
+  slow.latency_mean = 50_ms;
+  sim.set_default_link(slow);
+  std::vector<Got> on_b;
+  const Pid pb = recorder(sim, kB, on_b, true);
+  SpawnOptions o;
+  o.node = kA;
+  // Linked to pb; sends two messages then crashes, all before the partition at 10 ms.
+  sim.spawn(
+      [pb](Context& ctx) {
+        ctx.link(pb);
+        ctx.sleep(1_ms);
+        ctx.send(pb, kMsg, 1);
+        ctx.send(pb, kMsg, 2);
+        ctx.exit(Reason::error(Atom("boom")));
+      },
+      o);
+  sim.schedule(Time{} + 10_ms, [&] { sim.block(kA, kB); });
+  sim.run();
+  // The messages were lost with the connection; the crash reached pb as noconnection, once.
+  REQUIRE(on_b.size() == 1);
+  CHECK(on_b[0].kind == MsgKind::exit);
+  CHECK(on_b[0].reason == Reason::noconnection());
+  CHECK(on_b[0].at == Time{} + 10_ms);
+  std::size_t lost = 0;
+  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop)) {
+    if (e->reason == Reason::noconnection()) ++lost;
+  }
+  CHECK(lost == 2);
+}
+
+TEST_CASE("network: a one-way partition blocks one direction only - and still breaks the connection", "[network][partition]") {
+  Simulation sim;
+  std::vector<Got> on_a, on_b;
+  const Pid pa = recorder(sim, kA, on_a);
+  const Pid pb = recorder(sim, kB, on_b);
+  sim.block(kB, kA);
+  CHECK_FALSE(sim.connected(kA, kB));
+  sender(sim, kA, pb, 2);
+  sender(sim, kB, pa, 2);
+  sim.run();
+  CHECK(on_b.size() == 2);
+  CHECK(on_a.empty());
+  CHECK(count_drops(sim.trace(), Atom("partitioned")) == 2);
+  sim.unblock(kB, kA);
+  CHECK(sim.connected(kA, kB));
+}
+
+TEST_CASE("network: a cross-node exit signal takes the path's latency", "[network]") {
+  Simulation sim;
+  LinkParams p;
+  p.latency_min = 7_ms;
+  p.latency_mean = 7_ms;
+  sim.set_default_link(p);
+  std::vector<Got> on_b;
+  const Pid pb = recorder(sim, kB, on_b, true);
+  SpawnOptions o;
+  o.node = kA;
+  sim.spawn(
+      [pb](Context& ctx) {
+        ctx.link(pb);
+        ctx.exit(Reason::error(Atom("boom")));
+      },
+      o);
+  sim.run();
+  REQUIRE(on_b.size() == 1);
+  CHECK(on_b[0].reason == Reason::error(Atom("boom")));
+  CHECK(on_b[0].at == Time{} + 7_ms);
+}
+
+TEST_CASE("network: a node crash kills everything on it with killed - others see noconnection - restart boots its tree", "[network][node]") {
+  Simulation sim;
+  std::vector<Got> on_a;
+  const Pid watcher = recorder(sim, kA, on_a, true);
+  std::vector<Pid> on_b;
+  std::vector<Got> dummy;
+  for (int i = 0; i < 3; ++i) on_b.push_back(recorder(sim, kB, dummy, i == 0));
+  sim.spawn(
+      [&on_b, watcher](Context& ctx) {
+        ctx.link(watcher);
+        ctx.link(on_b[1]);
+        ctx.receive();
+      },
+      SpawnOptions{.link = false, .monitor = false, .trap_exit = false, .label = {}, .node = kB});
+  sim.run();
+  int boots = 0;
+  sim.set_node_boot(kB, [&] {
+    ++boots;
+    SpawnOptions o;
+    o.node = kB;
+    o.label = Label{Atom("/b_root"), 1};
+    sim.spawn([](Context& ctx) { ctx.receive(); }, o);
+  });
+  sim.schedule(Time{} + 1_s, [&] { sim.crash_node(kB); });
+  sim.run();
+  for (Pid p : on_b) CHECK(exit_reason(sim.trace(), p) == Reason::killed());
+  CHECK_FALSE(sim.node_up(kB));
+  REQUIRE(on_a.size() == 1);
+  CHECK(on_a[0].reason == Reason::noconnection());
+  CHECK(sim.process_count() == 1);
+  // Spawning onto the down node: the spawner's link fires noconnection at once.
+  std::vector<Got> spawner_got;
+  sim.spawn(
+      [&spawner_got](Context& ctx) {
+        ctx.trap_exit(true);
+        SpawnOptions o;
+        o.node = kB;
+        o.link = true;
+        const Pid p = ctx.spawn([](Context&) {}, o);
+        MessagePtr m = ctx.receive();
+        spawner_got.push_back({ctx.now(), 0, m->kind, m->reason, m->from});
+        CHECK(m->from == p);
+      },
+      SpawnOptions{.link = false, .monitor = false, .trap_exit = false, .label = {}, .node = kA});
+  sim.run();
+  REQUIRE(spawner_got.size() == 1);
+  CHECK(spawner_got[0].reason == Reason::noconnection());
+  sim.restart_node(kB);
+  CHECK(boots == 1);
+  CHECK(sim.node_up(kB));
+  sim.run();
+  CHECK(sim.process_count() == 2);
+  CHECK(count_kind(sim.trace(), EventKind::node_down) == 1);
+  CHECK(count_kind(sim.trace(), EventKind::node_up) == 1);
+}
+
+TEST_CASE("network: a paused node runs nothing - its timers fire late - messages wait - then it catches up", "[network][node]") {
+  Simulation sim;
+  std::vector<Time> ticks;
+  SpawnOptions o;
+  o.node = kB;
+  const Pid ticker = sim.spawn(
+      [&ticks](Context& ctx) {
+        for (;;) {
+          ctx.sleep(10_ms);
+          ticks.push_back(ctx.now());
+        }
+      },
+      o);
+  std::vector<Got> got;
+  const Pid r = recorder(sim, kB, got);
+  sim.schedule(Time{} + 25_ms, [&] { sim.pause_node(kB, 100_ms); });
+  sender(sim, kA, r, 1, 0_ms);
+  sim.schedule(Time{} + 50_ms, [&] { sim.send(r, kMsg, 7); });
+  sim.run_until(Time{} + 200_ms);
+  (void)ticker;
+  // Ticks at 10 and 20; the one due at 30 fires at 125 (the pause's end), then every 10 ms.
+  REQUIRE(ticks.size() >= 4);
+  CHECK(ticks[0] == Time{} + 10_ms);
+  CHECK(ticks[1] == Time{} + 20_ms);
+  CHECK(ticks[2] == Time{} + 125_ms);
+  CHECK(ticks[3] == Time{} + 135_ms);
+  // The world's message at 50 ms was handled when the node resumed.
+  REQUIRE(got.size() == 2);
+  CHECK(got[1].value == 7);
+  CHECK(got[1].at == Time{} + 125_ms);
+  CHECK(count_kind(sim.trace(), EventKind::node_pause) == 1);
+  CHECK(count_kind(sim.trace(), EventKind::node_resume) == 1);
+}
+
+TEST_CASE("network: a node's clock reads virtual time plus its skew", "[network][node]") {
+  Simulation sim;
+  sim.set_clock_skew(kB, Duration{} - 3_ms);
+  Time seen_a, seen_b;
+  SpawnOptions oa;
+  oa.node = kA;
+  SpawnOptions ob;
+  ob.node = kB;
+  sim.schedule(Time{} + 10_ms, [&] {
+    sim.spawn([&seen_a](Context& ctx) { seen_a = ctx.node_time(); }, oa);
+    sim.spawn([&seen_b](Context& ctx) { seen_b = ctx.node_time(); }, ob);
+  });
+  sim.run();
+  CHECK(seen_a == Time{} + 10_ms);
+  CHECK(seen_b == Time{} + 7_ms);
+  CHECK(sim.node_time(kB) == Time{} + 7_ms);
+}
+
+TEST_CASE("network: the same seed gives the same trace - a different seed different latencies", "[network]") {
+  auto run = [](std::uint64_t seed) {
+    SimOptions opts;
+    opts.seed = seed;
+    Simulation sim(opts);
+    LinkParams p;
+    p.latency_min = 1_ms;
+    p.latency_mean = 30_ms;
+    p.loss = Ratio::percent(10);
+    p.duplicate = Ratio::percent(10);
+    p.reorder = Ratio::percent(10);
+    sim.set_default_link(p);
+    std::vector<Got> got;
+    const Pid r = recorder(sim, kB, got);
+    sender(sim, kA, r, 300, 1_ms);
+    sender(sim, kC, r, 300, 1_ms);
+    sim.run();
+    return sim.trace().hash();
+  };
+  CHECK(run(5) == run(5));
+  CHECK(run(5) != run(6));
+}
