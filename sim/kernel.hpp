@@ -170,6 +170,7 @@ struct Simulation::Impl {
   std::vector<Flight> flights;
   std::vector<std::uint32_t> free_flights;
   std::uint64_t next_flight_order = 1;
+  std::map<std::uint32_t, Duration> start_delays;  // label atom index -> delay (slow_start)
   std::size_t paused_nodes = 0;  // nodes with a pause pending (a fast check in dispatch)
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it

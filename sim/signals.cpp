@@ -130,6 +130,15 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   }
   if (parent != nullptr && opts.link) link(parent, p->pid);
   if (parent != nullptr && opts.monitor) r.monitor = monitor(parent, p->pid);
+  if (!start_delays.empty() && !p->label.name.empty()) {
+    auto it = start_delays.find(p->label.name.index());
+    if (it != start_delays.end()) {
+      p->run_pending = true;
+      queue.push(sim.now_ + it->second, EventQueue::Item{kRun, 0, p->pid.id});
+      start_delays.erase(it);
+      return r;
+    }
+  }
   schedule_run(p);
   return r;
 }
@@ -426,6 +435,26 @@ void Simulation::send(Pid to, Atom tag, Payload payload) {
 
 void Simulation::exit(Pid target, Reason reason) {
   impl_->exit_signal(Pid{}, nullptr, impl_->find(target), reason, false);
+}
+
+void Simulation::emit(Atom name, std::vector<TraceField> fields) {
+  if (!trace_.enabled()) return;
+  TraceEvent e;
+  e.time = now_;
+  e.kind = EventKind::system;
+  e.name = name;
+  trace_.append(e, std::move(fields));
+}
+
+void Simulation::delay_next_start(Atom label, Duration d) {
+  impl_->start_delays[label.index()] = d;
+}
+
+void Simulation::crash(Pid target, Reason reason) {
+  Process* p = impl_->find(target);
+  if (p == nullptr || p->dead || p->dying) return;
+  impl_->note(EventKind::exit_signal, p, p->pid, Pid{}, reason, Atom("crashed"));
+  impl_->end_process(p, reason);
 }
 
 std::uint64_t Simulation::schedule(Time at, std::function<void()> fn) {

@@ -68,6 +68,14 @@ class Simulation {
   void send(Pid to, Atom tag, Payload payload = {});
   /// An exit signal from outside (kill is untrappable; other reasons follow OTP's rules).
   void exit(Pid target, Reason reason);
+  /// The process ends now with `reason`, as if its code had raised it (the `crash` fault): no
+  /// trap, no terminate callback; its links and monitors see `reason`.
+  void crash(Pid target, Reason reason);
+  /// Records an event from the world (a fault injector, a phase change): no pid, no node.
+  void emit(Atom name, std::vector<TraceField> fields = {});
+  /// The next process spawned with the label name `label` starts `d` late: its init (or body)
+  /// runs `d` after the spawn, so its supervisor waits that long (the `slow_start` fault).
+  void delay_next_start(Atom label, Duration d);
   /// Runs `fn` in the kernel at time `at` (not before now); returns an id for cancel().
   std::uint64_t schedule(Time at, std::function<void()> fn);
   void cancel(std::uint64_t id);

@@ -171,6 +171,7 @@ class Trace {
   TraceMode mode() const { return mode_; }
   bool enabled() const { return mode_ != TraceMode::off; }
   void add_sink(TraceSink* sink) { sinks_.push_back(sink); }
+  void remove_sink(TraceSink* sink) { std::erase(sinks_, sink); }
 
   /// Stamps seq, hashes, streams and (in keep mode) stores a kernel event (no fields).
   void append(TraceEvent& e) {

@@ -1,0 +1,86 @@
+#pragma once
+// Faults (DESIGN.md §4, docs/faults.md): named units with typed options, scheduled at a time or
+// drawn as a Poisson process (mean time between failures `mtbf`, counted while the target is
+// up) from the fault's own random stream. Every injection is traced as `fault_injected`; a fault
+// whose target does not exist at that moment is traced as `fault_skipped` with the reason.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/atom.hpp"
+#include "sim/exit_reason.hpp"
+#include "sim/rng.hpp"
+#include "sim/time.hpp"
+
+namespace lic::faults {
+
+enum class Kind : std::uint8_t {
+  crash,         ///< the process raises (ends with error(injected_crash)) — trappable by links
+  kill,          ///< exit(Pid, kill): untrappable
+  exit,          ///< an exit signal with `reason`
+  node_crash,    ///< every process on the node dies (killed); optional restart_after
+  node_restart,  ///< a crashed node comes back and boots its root tree
+  partition,     ///< blocks `side_a` -> `side_b` (and back unless one_way) for `duration`
+  heal,          ///< unblocks every path
+  clog,          ///< adds `delay` to every message on the paths from `side_a` to `side_b`
+  loss,          ///< a window of message loss at `ratio` on those paths
+  duplicate,     ///< a window of duplication
+  reorder,       ///< a window of reordering
+  pause,         ///< the node runs nothing for `duration`
+  slow_start,    ///< the target's next start takes `delay` longer (its init starts late)
+};
+
+std::string_view to_string(Kind k);
+/// The inverse of to_string; false for an unknown name.
+bool parse_kind(std::string_view text, Kind& out);
+
+/// What a fault is aimed at. A process by tree path (`/root/input/parser`) or by registered
+/// name; a node by name. Network faults use the node groups in Fault instead.
+struct Target {
+  enum class By : std::uint8_t { none, path, name, node };
+  By by = By::none;
+  std::string text;
+
+  static Target path(std::string p) { return {By::path, std::move(p)}; }
+  static Target name(std::string n) { return {By::name, std::move(n)}; }
+  static Target node(std::string n) { return {By::node, std::move(n)}; }
+  bool operator==(const Target&) const = default;
+};
+
+std::string to_string(const Target& t);
+
+struct Fault {
+  Kind kind = Kind::crash;
+  Target target{};
+  /// Its name in the trace and its random stream's name; empty: `<kind>#<index>`.
+  std::string name{};
+
+  // When: at a time, or a Poisson process with this mean time between failures. `every`
+  // repeats a scheduled fault at that period (from `at`). Nothing fires at or after `until`.
+  std::optional<Time> at{};
+  std::optional<Duration> mtbf{};
+  std::optional<Duration> every{};
+  std::optional<Time> until{};
+
+  // Options, by kind.
+  Reason reason = Reason::error(Atom("injected_crash"));  ///< exit (crash uses this too)
+  std::vector<Atom> side_a{};  ///< partition / clog / loss / duplicate / reorder: from
+  std::vector<Atom> side_b{};  ///< ... to; empty: every other node
+  bool one_way = false;        ///< partition: only side_a -> side_b
+  Duration duration{};         ///< partition, pause, and network windows; zero: until healed
+  Duration delay{};            ///< clog: extra latency; slow_start: extra start time
+  Ratio ratio = Ratio::never();  ///< loss / duplicate / reorder
+  std::optional<Duration> restart_after{};  ///< node_crash: restart the node this much later
+};
+
+/// What a fault set and a run's phases look like as a whole (DESIGN.md §4).
+struct Phases {
+  Duration chaos{};                    ///< faults are on in [0, chaos)
+  std::optional<Duration> quiet{};     ///< then faults stop, the network heals, nodes come back
+  bool expect_escalation = false;      ///< the run is expected to take the root down
+};
+
+}  // namespace lic::faults

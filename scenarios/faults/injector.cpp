@@ -1,0 +1,414 @@
+#include "scenarios/faults/injector.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "properties/convergence.hpp"
+#include "supervision/stock_worker.hpp"
+#include "supervision/supervisor.hpp"
+
+namespace lic::faults {
+
+namespace {
+const Atom kFaultInjected("fault_injected");
+const Atom kFaultSkipped("fault_skipped");
+const Atom kQuietPhase("quiet_phase");
+const Atom kChildStarted("child_started");
+const Atom kFault("fault");
+const Atom kKind("kind");
+const Atom kTarget("target");
+const Atom kWhy("why");
+const Atom kPid("pid");
+const Atom kNode("node");
+const Atom kReason("reason");
+
+constexpr std::array<std::string_view, 13> kKindNames{
+    "crash", "kill", "exit", "node_crash", "node_restart", "partition", "heal",
+    "clog",  "loss", "duplicate", "reorder", "pause", "slow_start"};
+
+const Pid* pid_field(const TraceEvent& e) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key == kPid) return std::get_if<Pid>(&f.value);
+  }
+  return nullptr;
+}
+}  // namespace
+
+std::string_view to_string(Kind k) { return kKindNames[static_cast<std::size_t>(k)]; }
+
+bool parse_kind(std::string_view text, Kind& out) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == text) {
+      out = static_cast<Kind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string to_string(const Target& t) {
+  switch (t.by) {
+    case Target::By::none: return "";
+    case Target::By::path: return t.text;
+    case Target::By::name: return "name:" + t.text;
+    case Target::By::node: return "node:" + t.text;
+  }
+  return "";
+}
+
+// ---- the injector --------------------------------------------------------------------------
+
+Injector::Injector(Simulation& sim, std::vector<Fault> faults)
+    : sim_(sim), faults_(std::move(faults)) {
+  const Rng root = sim_.rng().derive("faults");
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    State s;
+    s.name = !faults_[i].name.empty()
+                 ? faults_[i].name
+                 : std::string(to_string(faults_[i].kind)) + "#" + std::to_string(i);
+    // Each fault draws from its own stream, named by the fault: adding a fault never shifts
+    // another's draws.
+    s.rng = root.derive(s.name);
+    states_.push_back(std::move(s));
+  }
+  sim_.trace().add_sink(this);
+}
+
+Injector::~Injector() { sim_.trace().remove_sink(this); }
+
+bool Injector::process_target(const Fault& f) const {
+  return f.target.by == Target::By::path || f.target.by == Target::By::name;
+}
+
+bool Injector::node_target(const Fault& f) const { return f.target.by == Target::By::node; }
+
+void Injector::start() {
+  if (started_) return;
+  started_ = true;
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    const Fault& f = faults_[i];
+    if (f.at) {
+      schedule_at(i, *f.at);
+    } else if (f.mtbf) {
+      // Armed now if the target is up; otherwise when it comes up (on_event).
+      if (process_target(f)) {
+        std::string why;
+        const Pid p = resolve(f.target, why);
+        if (p) {
+          states_[i].target = p;
+          arm(i);
+        }
+      } else if (node_target(f)) {
+        if (sim_.node_up(Atom(f.target.text))) arm(i);
+      } else {
+        arm(i);
+      }
+    }
+  }
+}
+
+void Injector::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    disarm(i);
+    end_window(i);
+  }
+  sim_.emit(kQuietPhase, {{Atom("injected"), static_cast<std::int64_t>(injected_)},
+                          {Atom("skipped"), static_cast<std::int64_t>(skipped_)}});
+  sim_.heal_all();
+  for (Atom n : sim_.nodes()) {
+    if (!sim_.node_up(n)) sim_.restart_node(n);
+  }
+}
+
+void Injector::schedule_at(std::size_t i, Time t) {
+  const Fault& f = faults_[i];
+  if (stopped_ || (f.until && t >= *f.until)) return;
+  states_[i].pending = sim_.schedule(t, [this, i] { fire(i); });
+}
+
+void Injector::arm(std::size_t i) {
+  State& s = states_[i];
+  if (stopped_ || s.pending != 0) return;
+  s.armed_up = true;
+  // Exponential waiting times are memoryless: drawing afresh whenever the target comes up is
+  // the same as a Poisson clock that only runs while it is up.
+  schedule_at(i, sim_.now() + s.rng.exponential(*faults_[i].mtbf));
+}
+
+void Injector::disarm(std::size_t i) {
+  State& s = states_[i];
+  s.armed_up = false;
+  if (s.pending != 0) {
+    sim_.cancel(s.pending);
+    s.pending = 0;
+  }
+}
+
+void Injector::fire(std::size_t i) {
+  State& s = states_[i];
+  s.pending = 0;
+  if (stopped_) return;
+  const Fault& f = faults_[i];
+  const bool done = inject(i);
+  if (f.at && f.every) {
+    schedule_at(i, sim_.now() + *f.every);
+  } else if (f.mtbf) {
+    // The next failure: at once if the target is still up (it did not go down), else when it
+    // comes up. Window faults re-arm when their window ends.
+    const bool window = f.duration > Duration::zero() &&
+                        (f.kind == Kind::partition || f.kind == Kind::clog || f.kind == Kind::loss ||
+                         f.kind == Kind::duplicate || f.kind == Kind::reorder || f.kind == Kind::pause);
+    if (process_target(f)) {
+      if (!done || sim_.alive(s.target)) arm(i);
+    } else if (node_target(f)) {
+      if (sim_.node_up(Atom(f.target.text)) && !window) arm(i);
+    } else if (!window) {
+      arm(i);
+    }
+  }
+}
+
+Pid Injector::resolve(const Target& t, std::string& why) const {
+  switch (t.by) {
+    case Target::By::path: {
+      const Pid p = supervision::find_by_path(sim_, t.text);
+      if (!p) why = "no process at " + t.text;
+      return p;
+    }
+    case Target::By::name: {
+      const Pid p = sim_.whereis(Atom(t.text));
+      if (!p) why = "no process registered as " + t.text;
+      return p;
+    }
+    default:
+      why = "not a process target";
+      return {};
+  }
+}
+
+std::vector<std::pair<Atom, Atom>> Injector::paths(const Fault& f) const {
+  const std::vector<Atom> all = sim_.nodes();
+  std::vector<Atom> b = f.side_b;
+  if (b.empty()) {
+    for (Atom n : all) {
+      if (std::find(f.side_a.begin(), f.side_a.end(), n) == f.side_a.end()) b.push_back(n);
+    }
+  }
+  std::vector<std::pair<Atom, Atom>> out;
+  for (Atom x : f.side_a) {
+    for (Atom y : b) {
+      if (x == y) continue;
+      out.emplace_back(x, y);
+      if (!f.one_way) out.emplace_back(y, x);
+    }
+  }
+  return out;
+}
+
+void Injector::record(std::size_t i, std::vector<TraceField> extra) {
+  std::vector<TraceField> fields{{kFault, Atom(states_[i].name)},
+                                 {kKind, Atom(to_string(faults_[i].kind))},
+                                 {kTarget, Atom(to_string(faults_[i].target))}};
+  for (TraceField& x : extra) fields.push_back(std::move(x));
+  ++injected_;
+  sim_.emit(kFaultInjected, std::move(fields));
+}
+
+void Injector::skip(std::size_t i, const std::string& why) {
+  ++skipped_;
+  sim_.emit(kFaultSkipped, {{kFault, Atom(states_[i].name)},
+                            {kKind, Atom(to_string(faults_[i].kind))},
+                            {kTarget, Atom(to_string(faults_[i].target))},
+                            {kWhy, why}});
+}
+
+bool Injector::inject(std::size_t i) {
+  const Fault& f = faults_[i];
+  State& s = states_[i];
+  std::string why;
+  switch (f.kind) {
+    case Kind::crash:
+    case Kind::kill:
+    case Kind::exit: {
+      const Pid p = resolve(f.target, why);
+      if (!p) {
+        skip(i, why);
+        return false;
+      }
+      s.target = p;
+      const Reason r = f.kind == Kind::kill ? Reason::kill() : f.reason;
+      // Recorded first: a check reading the trace sees the cause before the exit it causes.
+      record(i, {{kPid, p}, {kReason, Atom(lic::to_string(r))}});
+      if (f.kind == Kind::crash) {
+        sim_.crash(p, r);
+      } else {
+        sim_.exit(p, r);
+      }
+      return true;
+    }
+    case Kind::node_crash:
+    case Kind::node_restart:
+    case Kind::pause: {
+      if (f.target.by != Target::By::node) {
+        skip(i, "needs a node target");
+        return false;
+      }
+      const Atom n(f.target.text);
+      const bool up = sim_.node_up(n);
+      if (f.kind == Kind::node_restart ? up : !up) {
+        skip(i, f.target.text + (up ? " is up" : " is down"));
+        return false;
+      }
+      record(i, {{kNode, n}});
+      if (f.kind == Kind::node_crash) {
+        sim_.crash_node(n);
+        if (f.restart_after) {
+          sim_.schedule(sim_.now() + *f.restart_after, [this, n] {
+            if (!stopped_) sim_.restart_node(n);
+          });
+        }
+      } else if (f.kind == Kind::node_restart) {
+        sim_.restart_node(n);
+      } else {
+        sim_.pause_node(n, f.duration);
+        if (f.mtbf) {
+          sim_.schedule(sim_.now() + f.duration, [this, i] {
+            if (!stopped_ && sim_.node_up(Atom(faults_[i].target.text))) arm(i);
+          });
+        }
+      }
+      return true;
+    }
+    case Kind::heal:
+      record(i, {});
+      sim_.heal_all();
+      return true;
+    case Kind::partition:
+    case Kind::clog:
+    case Kind::loss:
+    case Kind::duplicate:
+    case Kind::reorder: {
+      if (!s.effects.empty() || !s.blocked.empty()) {
+        skip(i, "its previous window is still open");
+        return false;
+      }
+      const auto ps = paths(f);
+      if (ps.empty()) {
+        skip(i, "no path between the groups");
+        return false;
+      }
+      record(i, {{Atom("paths"), static_cast<std::int64_t>(ps.size())}});
+      for (const auto& [a, b] : ps) {
+        if (f.kind == Kind::partition) {
+          if (!sim_.blocked(a, b)) {
+            sim_.block(a, b);
+            s.blocked.emplace_back(a, b);
+          }
+          continue;
+        }
+        LinkEffect e;
+        e.from = a;
+        e.to = b;
+        if (f.kind == Kind::clog) e.clog = f.delay;
+        if (f.kind == Kind::loss) e.loss = f.ratio;
+        if (f.kind == Kind::duplicate) e.duplicate = f.ratio;
+        if (f.kind == Kind::reorder) e.reorder = f.ratio;
+        s.effects.push_back(sim_.add_link_effect(e));
+      }
+      if (f.duration > Duration::zero()) {
+        sim_.schedule(sim_.now() + f.duration, [this, i] {
+          end_window(i);
+          if (!stopped_ && faults_[i].mtbf) arm(i);
+        });
+      } else {
+        // Open until healed: a partition's paths are the heal's business, not this fault's.
+        s.blocked.clear();
+      }
+      return true;
+    }
+    case Kind::slow_start:
+      if (f.target.by != Target::By::path) {
+        skip(i, "needs a tree path");
+        return false;
+      }
+      record(i, {{Atom("delay"), f.delay}});
+      sim_.delay_next_start(Atom(f.target.text), f.delay);
+      return true;
+  }
+  return false;
+}
+
+void Injector::end_window(std::size_t i) {
+  State& s = states_[i];
+  for (std::uint64_t id : s.effects) sim_.remove_link_effect(id);
+  s.effects.clear();
+  for (const auto& [a, b] : s.blocked) sim_.unblock(a, b);
+  s.blocked.clear();
+}
+
+void Injector::on_event(const TraceEvent& e) {
+  if (!started_ || stopped_) return;
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    const Fault& f = faults_[i];
+    if (!f.mtbf) continue;
+    State& s = states_[i];
+    if (process_target(f)) {
+      if (e.kind == EventKind::exit && s.armed_up && e.pid == s.target) {
+        disarm(i);
+      } else if (f.target.by == Target::By::path && e.kind == EventKind::system &&
+                 e.name == kChildStarted) {
+        const Pid* p = pid_field(e);
+        if (p == nullptr) continue;
+        const auto info = sim_.info(*p);
+        if (info && info->label.name.text() == f.target.text) {
+          s.target = *p;
+          arm(i);
+        }
+      } else if (f.target.by == Target::By::name && e.kind == EventKind::register_name &&
+                 e.tag.text() == f.target.text) {
+        s.target = e.pid;
+        arm(i);
+      }
+    } else if (node_target(f) && e.node.text() == f.target.text) {
+      if (e.kind == EventKind::node_down) disarm(i);
+      if (e.kind == EventKind::node_up) arm(i);
+    }
+  }
+}
+
+// ---- phases --------------------------------------------------------------------------------
+
+PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root) {
+  PhaseOutcome out;
+  injector.start();
+  out.chaos_end = sim.now() + phases.chaos;
+  sim.run_until(out.chaos_end);
+  injector.stop();
+  out.end = out.chaos_end + phases.quiet.value_or(Duration::zero());
+  sim.run_until(out.end);
+  // When the tree last changed after the chaos phase: a start or an exit under the root.
+  const EventLog& log = sim.trace().events();
+  for (std::size_t k = log.size(); k-- > 0;) {
+    const TraceEvent& e = log[k];
+    if (e.time < out.chaos_end) break;
+    if ((e.kind == EventKind::exit && !e.label.name.empty()) ||
+        (e.kind == EventKind::system && e.name == kChildStarted)) {
+      out.settled_at = e.time;
+      break;
+    }
+  }
+  out.escalated = !sim.alive(root);
+  if (out.escalated) {
+    out.not_running.push_back("the root is gone (escalated to the top)");
+  } else {
+    out.not_running = properties::not_converged(supervision::snapshot(sim));
+  }
+  out.converged = !out.escalated && out.not_running.empty();
+  out.passed = phases.expect_escalation ? out.escalated : out.converged;
+  return out;
+}
+
+}  // namespace lic::faults

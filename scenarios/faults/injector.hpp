@@ -1,0 +1,89 @@
+#pragma once
+// The fault injector: schedules a fault set into a Simulation and runs the phases of a chaos
+// run (docs/faults.md). It watches the trace (as a TraceSink) to know when a stochastic fault's
+// target is up, so its Poisson clock runs only then.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/faults/fault.hpp"
+#include "sim/simulation.hpp"
+
+namespace lic::faults {
+
+class Injector final : public TraceSink {
+ public:
+  Injector(Simulation& sim, std::vector<Fault> faults);
+  ~Injector() override;
+  Injector(const Injector&) = delete;
+  Injector& operator=(const Injector&) = delete;
+
+  /// Schedules every fault. Call it before the tree starts, so stochastic faults see their
+  /// targets come up (a target already up is armed at once).
+  void start();
+  /// The quiet phase begins: nothing fires any more, every window ends, every path heals and
+  /// every crashed node restarts (booting its tree). Traced as `quiet_phase`.
+  void stop();
+
+  std::size_t injected() const { return injected_; }
+  std::size_t skipped() const { return skipped_; }
+  const std::vector<Fault>& faults() const { return faults_; }
+
+  void on_event(const TraceEvent& e) override;
+
+ private:
+  struct State {
+    std::string name;
+    Rng rng;
+    std::uint64_t pending = 0;  // scheduled callback id, 0: none
+    bool armed_up = false;      // the target is up (stochastic faults)
+    Pid target;                 // the incarnation whose uptime is being counted
+    std::vector<std::uint64_t> effects;  // link effects of an open window
+    std::vector<std::pair<Atom, Atom>> blocked;  // paths a partition with a duration blocked
+  };
+
+  void arm(std::size_t i);
+  void disarm(std::size_t i);
+  void schedule_at(std::size_t i, Time t);
+  void fire(std::size_t i);
+  bool inject(std::size_t i);
+  void skip(std::size_t i, const std::string& why);
+  void record(std::size_t i, std::vector<TraceField> extra);
+  Pid resolve(const Target& t, std::string& why) const;
+  std::vector<std::pair<Atom, Atom>> paths(const Fault& f) const;
+  bool process_target(const Fault& f) const;
+  bool node_target(const Fault& f) const;
+  void end_window(std::size_t i);
+
+  Simulation& sim_;
+  std::vector<Fault> faults_;
+  std::vector<State> states_;
+  bool started_ = false;
+  bool stopped_ = false;
+  bool in_sink_ = false;
+  std::size_t injected_ = 0;
+  std::size_t skipped_ = 0;
+};
+
+/// What the phases of a run came to (DESIGN.md §4).
+struct PhaseOutcome {
+  Time chaos_end;
+  Time end;
+  bool escalated = false;  ///< the root is gone
+  bool converged = false;  ///< at the end: every permanent child running, no restart pending
+  /// The last instant the tree changed (a start, an exit under the root) after the chaos phase:
+  /// how long convergence took. Empty when nothing changed.
+  std::optional<Time> settled_at;
+  std::vector<std::string> not_running;  ///< what kept it from converging
+  /// converged, or escalated when the run expects escalation.
+  bool passed = false;
+};
+
+/// Runs the chaos phase (faults on) and the quiet phase (faults off) of `phases` from now, then
+/// checks convergence of the tree under the root process `root` (a supervisor).
+PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root);
+
+}  // namespace lic::faults

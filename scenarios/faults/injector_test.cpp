@@ -1,0 +1,366 @@
+// The fault injector and the phases of a chaos run (issue 4, DESIGN.md §4): each fault kind,
+// targets by path, name and node, skipped faults, stochastic faults counted while the target is
+// up, and the two named phase runs (converges; escalates to the top).
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "properties/availability.hpp"
+#include "properties/convergence.hpp"
+#include "scenarios/faults/injector.hpp"
+#include "sim/simulation.hpp"
+#include "supervision/stock_worker.hpp"
+#include "supervision/supervisor.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using namespace lic::faults;
+using lic::supervision::find_by_path;
+
+namespace {
+Time at(Duration d) { return Time{} + d; }
+
+/// A root one_for_one supervisor with workers (ids, init delay each), on `node`.
+Pid start_tree(Simulation& sim, std::vector<std::string> ids, Duration init = {},
+               std::uint32_t intensity = 100, Duration period = 1_s, Atom root_node = {},
+               Atom worker_node = {}) {
+  supervision::SupervisorSpec spec;
+  spec.flags.intensity = intensity;
+  spec.flags.period = period;
+  for (const std::string& id : ids) {
+    supervision::ChildSpec c;
+    c.id = id;
+    c.node = worker_node;
+    supervision::WorkerConfig w;
+    w.init_delay = init;
+    spec.children.push_back(supervision::stock_child(c, w));
+  }
+  SpawnOptions o;
+  o.label = Label{Atom("/root"), 1};
+  o.node = root_node;
+  return sim.spawn(std::make_unique<supervision::Supervisor>(spec), o);
+}
+
+std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
+  std::vector<const TraceEvent*> out;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+  }
+  return out;
+}
+
+std::string field_text(const TraceEvent& e, const char* key) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key != Atom(key)) continue;
+    if (const auto* a = std::get_if<Atom>(&f.value)) return std::string(a->text());
+    if (const auto* s = std::get_if<std::string>(&f.value)) return *s;
+  }
+  return {};
+}
+
+Fault at_fault(Kind k, Target t, Duration when) {
+  Fault f;
+  f.kind = k;
+  f.target = std::move(t);
+  f.at = at(when);
+  return f;
+}
+}  // namespace
+
+TEST_CASE("faults: a scheduled crash by tree path is traced as fault_injected before the exit it causes - the supervisor restarts the child") {
+  Simulation sim;
+  Injector inj(sim, {at_fault(Kind::crash, Target::path("/root/w"), 3_s)});
+  inj.start();
+  start_tree(sim, {"w"});
+  sim.run_until(at(1_s));
+  const Pid before = find_by_path(sim, "/root/w");
+  sim.run_until(at(5_s));
+  const auto injected = system_events(sim, "fault_injected");
+  REQUIRE(injected.size() == 1);
+  CHECK(injected[0]->time == at(3_s));
+  CHECK(field_text(*injected[0], "kind") == "crash");
+  CHECK(field_text(*injected[0], "target") == "/root/w");
+  CHECK(field_text(*injected[0], "reason") == "{error,injected_crash}");
+  bool exit_after = false;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit && e.pid == before) {
+      exit_after = e.seq > injected[0]->seq && e.reason == Reason::error(Atom("injected_crash"));
+    }
+  }
+  CHECK(exit_after);
+  const Pid after = find_by_path(sim, "/root/w");
+  CHECK(after);
+  CHECK(after != before);
+  CHECK(inj.injected() == 1);
+}
+
+TEST_CASE("faults: a fault aimed at nothing is recorded as skipped with the reason - the run goes on") {
+  Simulation sim;
+  Injector inj(sim, {at_fault(Kind::kill, Target::path("/root/nobody"), 1_s),
+                     at_fault(Kind::kill, Target::name("ghost"), 2_s),
+                     at_fault(Kind::node_restart, Target::node("node0"), 3_s),
+                     at_fault(Kind::pause, Target::path("/root/w"), 4_s)});
+  inj.start();
+  start_tree(sim, {"w"});
+  sim.run_until(at(10_s));
+  const auto skipped = system_events(sim, "fault_skipped");
+  REQUIRE(skipped.size() == 4);
+  CHECK(field_text(*skipped[0], "why") == "no process at /root/nobody");
+  CHECK(field_text(*skipped[1], "why") == "no process registered as ghost");
+  CHECK(field_text(*skipped[2], "why") == "node0 is up");
+  CHECK(field_text(*skipped[3], "why") == "needs a node target");
+  CHECK(inj.skipped() == 4);
+  CHECK(inj.injected() == 0);
+  CHECK(find_by_path(sim, "/root/w"));
+}
+
+TEST_CASE("faults: kill by registered name - exit with a reason - repeated every period until a time") {
+  Simulation sim;
+  Pid named;
+  sim.schedule(at(0_s), [&] {
+    named = sim.spawn([](Context& ctx) {
+      ctx.register_name(Atom("db"));
+      ctx.trap_exit(true);
+      for (;;) ctx.receive();
+    });
+  });
+  Fault ex = at_fault(Kind::exit, Target::name("db"), 1_s);
+  ex.reason = Reason::shutdown(Atom("maintenance"));
+  ex.every = 1_s;
+  ex.until = at(3500_ms);
+  Injector inj(sim, {ex, at_fault(Kind::kill, Target::name("db"), 5_s)});
+  inj.start();
+  sim.run_until(at(10_s));
+  // Trapped three times (1 s, 2 s, 3 s), then killed at 5 s.
+  std::size_t trapped = 0;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit_signal && e.pid == named && e.tag == Atom("trapped")) ++trapped;
+  }
+  CHECK(trapped == 3);
+  CHECK_FALSE(sim.alive(named));
+  CHECK(inj.injected() == 4);
+}
+
+TEST_CASE("faults: a stochastic crash fires only while its target is up - the count matches uptime over MTBF") {
+  // MTBF 10 s counted while up, repair (init) 5 s, 2000 s: about 2000 / 15 = 133 failures.
+  Simulation sim;
+  Fault f;
+  f.kind = Kind::crash;
+  f.target = Target::path("/root/w");
+  f.mtbf = 10_s;
+  Injector inj(sim, {f});
+  inj.start();
+  start_tree(sim, {"w"}, 5_s, 1000);
+  sim.run_until(at(2000_s));
+  const properties::Intervals up = properties::up_intervals(sim.trace().events(), "/root/w", at(0_s), at(2000_s));
+  const auto injected = system_events(sim, "fault_injected");
+  for (const TraceEvent* e : injected) {
+    bool inside = false;
+    for (const properties::Interval& i : up) inside = inside || (i.from <= e->time && e->time <= i.to);
+    CHECK(inside);
+  }
+  // Poisson count over the uptime: mean uptime/10 s, sd its square root; 5 sd either way.
+  const double expected = static_cast<double>(properties::total(up).ns) / 10e9;
+  CHECK(static_cast<double>(injected.size()) > expected - 5 * std::sqrt(expected));
+  CHECK(static_cast<double>(injected.size()) < expected + 5 * std::sqrt(expected));
+  CHECK(injected.size() > 100);
+}
+
+TEST_CASE("faults: each fault draws from its own stream - adding a fault does not move another's injections") {
+  auto times = [](bool with_other) {
+    Simulation sim;
+    Fault f;
+    f.kind = Kind::crash;
+    f.name = "w-crash";
+    f.target = Target::path("/root/w");
+    f.mtbf = 7_s;
+    std::vector<Fault> fs{f};
+    if (with_other) {
+      Fault g = f;
+      g.name = "v-crash";
+      g.target = Target::path("/root/v");
+      fs.insert(fs.begin(), g);
+    }
+    Injector inj(sim, fs);
+    inj.start();
+    // Instant restarts: a slow restart of v would hold the supervisor and delay w's restarts.
+    start_tree(sim, {"w", "v"}, {}, 1000);
+    sim.run_until(at(300_s));
+    std::vector<Time> out;
+    for (const TraceEvent* e : system_events(sim, "fault_injected")) {
+      if (field_text(*e, "fault") == "w-crash") out.push_back(e->time);
+    }
+    return out;
+  };
+  const auto alone = times(false);
+  CHECK(alone.size() > 10);
+  CHECK(alone == times(true));
+}
+
+TEST_CASE("faults: node_crash kills the node's processes - restart_after brings it back and boots its tree") {
+  Simulation sim;
+  const Atom kB("b");
+  Fault crash = at_fault(Kind::node_crash, Target::node("b"), 5_s);
+  crash.restart_after = 10_s;
+  Injector inj(sim, {crash});
+  int boots = 0;
+  sim.set_node_boot(kB, [&] {
+    ++boots;
+    start_tree(sim, {"x"}, {}, 1, 5_s, kB);
+  });
+  inj.start();
+  start_tree(sim, {"x"}, {}, 1, 5_s, kB);
+  sim.run_until(at(6_s));
+  CHECK_FALSE(sim.node_up(kB));
+  CHECK_FALSE(find_by_path(sim, "/root/x"));
+  sim.run_until(at(20_s));
+  CHECK(sim.node_up(kB));
+  CHECK(boots == 1);
+  CHECK(find_by_path(sim, "/root/x"));
+}
+
+TEST_CASE("faults: a partition with a duration blocks both ways and heals itself - a one-way one only one way") {
+  Simulation sim;
+  Fault p;
+  p.kind = Kind::partition;
+  p.at = at(1_s);
+  p.side_a = {Atom("a")};
+  p.side_b = {Atom("b"), Atom("c")};
+  p.duration = 2_s;
+  Fault q = p;
+  q.at = at(10_s);
+  q.one_way = true;
+  q.duration = {};
+  Injector inj(sim, {p, q});
+  sim.set_link(Atom("b"), Atom("c"), LinkParams{});  // makes the nodes known
+  sim.set_link(Atom("a"), Atom("b"), LinkParams{});
+  inj.start();
+  sim.run_until(at(2_s));
+  CHECK(sim.blocked(Atom("a"), Atom("b")));
+  CHECK(sim.blocked(Atom("c"), Atom("a")));
+  CHECK_FALSE(sim.blocked(Atom("b"), Atom("c")));
+  sim.run_until(at(4_s));
+  CHECK_FALSE(sim.blocked(Atom("a"), Atom("b")));
+  sim.run_until(at(11_s));
+  CHECK(sim.blocked(Atom("a"), Atom("c")));
+  CHECK_FALSE(sim.blocked(Atom("c"), Atom("a")));
+}
+
+TEST_CASE("faults: loss and clog windows change the paths while open and restore them after") {
+  Simulation sim;
+  Fault loss;
+  loss.kind = Kind::loss;
+  loss.at = at(1_s);
+  loss.side_a = {Atom("a")};
+  loss.side_b = {Atom("b")};
+  loss.ratio = Ratio::percent(25);
+  loss.duration = 1_s;
+  Fault clog = loss;
+  clog.kind = Kind::clog;
+  clog.delay = 40_ms;
+  clog.one_way = true;
+  Injector inj(sim, {loss, clog});
+  inj.start();
+  sim.run_until(at(1500_ms));
+  CHECK(sim.link_params(Atom("a"), Atom("b")).loss == Ratio::percent(25));
+  CHECK(sim.link_params(Atom("b"), Atom("a")).loss == Ratio::percent(25));
+  CHECK(sim.link_params(Atom("a"), Atom("b")).clog == 40_ms);
+  CHECK(sim.link_params(Atom("b"), Atom("a")).clog == Duration{});
+  sim.run_until(at(3_s));
+  CHECK(sim.link_params(Atom("a"), Atom("b")) == LinkParams{});
+}
+
+TEST_CASE("faults: slow_start makes the target's next start take longer - its supervisor waits") {
+  Simulation sim;
+  Fault slow;
+  slow.kind = Kind::slow_start;
+  slow.target = Target::path("/root/w");
+  slow.at = at(1_s);
+  slow.delay = 4_s;
+  Injector inj(sim, {slow, at_fault(Kind::crash, Target::path("/root/w"), 2_s)});
+  inj.start();
+  start_tree(sim, {"w"});
+  sim.run_until(at(20_s));
+  const properties::Intervals up = properties::up_intervals(sim.trace().events(), "/root/w", at(0_s), at(20_s));
+  REQUIRE(up.size() == 2);
+  CHECK(up[0].to == at(2_s));
+  CHECK(up[1].from == at(6_s));
+}
+
+TEST_CASE("phases: a run with faults and a quiet phase converges - every permanent child running - no restart pending") {
+  Simulation sim;
+  Fault crash;
+  crash.kind = Kind::crash;
+  crash.target = Target::path("/root/a");
+  crash.mtbf = 20_s;
+  Fault kill = crash;
+  kill.kind = Kind::kill;
+  kill.target = Target::path("/root/b");
+  Fault slow;
+  slow.kind = Kind::slow_start;
+  slow.target = Target::path("/root/a");
+  slow.delay = 3_s;
+  slow.at = at(199_s);  // the last restart before the quiet phase is slow: convergence waits
+  Fault crash_late = at_fault(Kind::crash, Target::path("/root/a"), 199500_ms);
+  Injector inj(sim, {crash, kill, slow, crash_late});
+  const Pid root = start_tree(sim, {"a", "b"}, 2_s, 10, 1_s);
+  sim.run_until(at(1_s));
+  Phases ph;
+  ph.chaos = 200_s;
+  ph.quiet = 30_s;
+  const PhaseOutcome out = run_phases(sim, inj, ph, root);
+  CHECK(inj.injected() > 5);
+  CHECK_FALSE(out.escalated);
+  CHECK(out.converged);
+  CHECK(out.passed);
+  CHECK(out.not_running.empty());
+  REQUIRE(out.settled_at.has_value());
+  CHECK(*out.settled_at > out.chaos_end);  // the slow restart finished in the quiet phase
+  CHECK(*out.settled_at <= out.end);
+  // Nothing is injected in the quiet phase.
+  for (const TraceEvent* e : system_events(sim, "fault_injected")) CHECK(e->time < out.chaos_end);
+}
+
+TEST_CASE("phases: a fault rate above the restart intensity escalates to the top - expected - and fails the convergence check when not expected") {
+  auto run = [](bool expect) {
+    Simulation sim;
+    Fault crash;
+    crash.kind = Kind::crash;
+    crash.target = Target::path("/root/a");
+    crash.mtbf = 200_ms;  // far more than 3 restarts in 5 s
+    Injector inj(sim, {crash});
+    const Pid root = start_tree(sim, {"a"}, 10_ms, 3, 5_s);
+    Phases ph;
+    ph.chaos = 60_s;
+    ph.quiet = 10_s;
+    ph.expect_escalation = expect;
+    return run_phases(sim, inj, ph, root);
+  };
+  const PhaseOutcome expected = run(true);
+  CHECK(expected.escalated);
+  CHECK(expected.passed);
+  const PhaseOutcome unexpected = run(false);
+  CHECK(unexpected.escalated);
+  CHECK_FALSE(unexpected.converged);
+  CHECK_FALSE(unexpected.passed);
+  REQUIRE(unexpected.not_running.size() == 1);
+  CHECK(unexpected.not_running[0] == "the root is gone (escalated to the top)");
+}
+
+TEST_CASE("phases: the convergence check names each permanent child not running and each pending restart") {
+  supervision::SupervisorSnapshot s;
+  s.path = "/root/input";
+  s.children.push_back({"parser", Pid{}, false, supervision::ChildType::worker, supervision::RestartType::permanent});
+  s.children.push_back({"validator", Pid{}, true, supervision::ChildType::worker, supervision::RestartType::transient});
+  s.children.push_back({"probe", Pid{}, false, supervision::ChildType::worker, supervision::RestartType::temporary});
+  s.children.push_back({"reader", Pid{7}, false, supervision::ChildType::worker, supervision::RestartType::permanent});
+  const auto why = properties::not_converged({s});
+  REQUIRE(why.size() == 2);
+  CHECK(why[0] == "/root/input/parser: a permanent child is not running");
+  CHECK(why[1] == "/root/input/validator: a restart is pending");
+  s.children.erase(s.children.begin(), s.children.begin() + 2);
+  CHECK(properties::not_converged({s}).empty());
+}
