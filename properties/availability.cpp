@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 namespace lic::properties {
 
@@ -87,6 +90,156 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
     if (it != since.end()) up.push_back({it->second, to});
   }
   return clip(up, from, to);
+}
+
+namespace {
+
+constexpr std::uint32_t kNotOurs = UINT32_MAX;  // a pid outside the subtree
+constexpr std::uint32_t kRoot = UINT32_MAX - 1;  // a process at the subtree's own path
+
+struct PathState {
+  bool down = false;          // counted down since `down_since`, until its next child_started
+  bool ever_started = false;  // a child_started has named a process at this path
+  Time down_since{};
+};
+
+struct PidState {
+  std::uint32_t path = kNotOurs;  // index into the paths, kRoot or kNotOurs
+  bool started = false;           // named by a child_started
+  bool exited = false;
+  std::uint32_t init_of = 0;      // in init, spawned during the init of world-spawned root n (1, 2, ...)
+  Time exit_time{};
+};
+
+Pid pid_field(const TraceEvent& e) {
+  static const Atom kPidKey("pid");
+  for (const TraceField& f : e.fields()) {
+    const Pid* p = std::get_if<Pid>(&f.value);
+    if (f.key == kPidKey && p != nullptr) return *p;
+  }
+  return Pid{};
+}
+
+}  // namespace
+
+Intervals subtree_up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
+  static const Atom kChildStarted("child_started");
+  static const Atom kChildTerminated("child_terminated");
+  const std::string prefix = path + "/";
+  std::vector<PathState> paths;
+  std::map<Atom, std::uint32_t> path_index;  // label -> index into paths (ordered: deterministic)
+  std::vector<PidState> pids;                // by pid number: pids are dense per simulation
+  auto state_of = [&pids](Pid p) -> PidState* {
+    return p.id < pids.size() && pids[p.id].path != kNotOurs ? &pids[p.id] : nullptr;
+  };
+  Intervals root_up_list;  // the process at `path`
+  Intervals down;          // each descendant's down time, in any order; overlaps are fine
+  Pid root_pid;
+  bool root_up = false;  // up since root_since
+  Time root_since{};
+  // A root the world spawned has no child_started: its init ends at the first instant after its
+  // spawn at which none of the descendants spawned since is still in init (a Supervisor's init
+  // only starts its children, one after the other, with no gap in between).
+  bool root_in_init = false;
+  std::uint32_t root_generation = 0;  // which world-spawned root the count is of
+  std::size_t in_init = 0;
+  Time quiet_since{};
+  auto leave_init = [&](PidState& ps, Time t) {
+    const bool counted = ps.init_of != 0 && ps.init_of == root_generation;
+    ps.init_of = 0;
+    if (counted && --in_init == 0) quiet_since = t;
+  };
+  auto close_down = [&down](PathState& st, Time t) {
+    if (st.down) down.push_back({st.down_since, t});
+    st.down = false;
+  };
+  auto open_down = [](PathState& st, Time t) {
+    if (st.down) return;
+    st.down = true;
+    st.down_since = t;
+  };
+
+  for (const TraceEvent& e : events) {
+    if (root_in_init && in_init == 0 && quiet_since < e.time) {
+      root_in_init = false;
+      root_up = true;
+      root_since = quiet_since;
+    }
+    if (e.kind == EventKind::spawn) {
+      const std::string_view name = e.label.name.text();
+      const bool is_root = name == path;
+      if (!is_root && !name.starts_with(prefix)) continue;
+      if (pids.size() <= e.pid.id) pids.resize(e.pid.id + 1);
+      PidState& ps = pids[e.pid.id];
+      if (is_root) {
+        ps.path = kRoot;
+        root_pid = e.pid;
+        if (!e.other) {  // spawned by the world: no supervisor will report it started
+          root_in_init = true;
+          ++root_generation;
+          in_init = 0;
+          quiet_since = e.time;
+        }
+        continue;
+      }
+      auto [it, added] = path_index.try_emplace(e.label.name, static_cast<std::uint32_t>(paths.size()));
+      if (added) paths.emplace_back();
+      ps.path = it->second;
+      if (root_in_init) {
+        ps.init_of = root_generation;
+        ++in_init;
+      }
+      // A process starting again at a path that has been up: a restart under way.
+      PathState& st = paths[ps.path];
+      if (st.ever_started) open_down(st, e.time);
+    } else if (e.kind == EventKind::exit) {
+      PidState* ps = state_of(e.pid);
+      if (ps == nullptr) continue;
+      if (ps->path == kRoot) {
+        if (e.pid != root_pid) continue;
+        if (root_up) root_up_list.push_back({root_since, e.time});
+        root_up = false;
+        root_in_init = false;
+        continue;
+      }
+      ps->exited = true;
+      ps->exit_time = e.time;
+      leave_init(*ps, e.time);
+      // A start attempt that ended in init: a clean end (init returned ignore) means the child is
+      // not expected to run; an abnormal one leaves the path down (a retry, or none).
+      if (!ps->started && e.reason.is_clean()) close_down(paths[ps->path], e.time);
+    } else if (e.kind == EventKind::system && (e.name == kChildStarted || e.name == kChildTerminated)) {
+      const Pid pid = pid_field(e);
+      PidState* ps = state_of(pid);
+      if (ps == nullptr) continue;
+      if (ps->path == kRoot) {
+        if (e.name == kChildStarted && pid == root_pid) {
+          root_up = true;
+          root_since = e.time;
+          root_in_init = false;
+        }
+        continue;
+      }
+      PathState& st = paths[ps->path];
+      if (e.name == kChildStarted) {
+        ps->started = true;
+        st.ever_started = true;
+        leave_init(*ps, e.time);
+        close_down(st, e.time);
+      } else {
+        // The supervisor reports the exit when it handles the EXIT, maybe later: down from the exit.
+        open_down(st, ps->exited ? ps->exit_time : e.time);
+      }
+    }
+  }
+  if (root_in_init && in_init == 0) {
+    root_up = true;
+    root_since = quiet_since;
+  }
+  if (root_up) root_up_list.push_back({root_since, to});
+  for (PathState& st : paths) close_down(st, to);  // never started again: down until `to`
+  const Intervals not_down = complement(normalise(std::move(down)), from, to);
+  return clip(intersect(normalise(std::move(root_up_list)), not_down), from, to);
 }
 
 Availability measure(const Intervals& up_in, Time from, Time to, double z) {

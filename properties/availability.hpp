@@ -40,6 +40,19 @@ Duration total(const Intervals& in);
 /// its supervisor's `child_started` (init done) to its exit.
 Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
 
+/// When the whole subtree at `path` was up in [from, to): the process at `path` is up and so is
+/// every descendant (a label under `path + "/"`, dynamic children included) that is expected to
+/// be running. The process at `path` is up from its supervisor's `child_started` to its exit, or,
+/// when the world spawned it (no supervisor reports it), from the end of its init: the first
+/// instant after its spawn at which no descendant it started is still in init. A descendant is
+/// down from an exit its supervisor reported (`child_terminated`: a permanent child's every exit,
+/// another's abnormal one) and from a restart's spawn, until its next `child_started`, or `to`
+/// when it never starts again — unless a later start attempt ends cleanly (`ignore`). Leaving on
+/// purpose (a temporary or transient child ending normal, shutdown or {shutdown, _}) and being
+/// stopped by its supervisor (terminate_child, a group restart, a shutdown) are not failures of
+/// their own. One pass over the events, then a sort of the down intervals (docs/availability.md).
+Intervals subtree_up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
+
 struct Availability {
   Duration observed{};      ///< to - from
   Duration up{};            ///< total uptime
