@@ -135,6 +135,8 @@ TEST_CASE("availability: a one_for_all group's measured availability matches the
     for (int i = 0; i < n; ++i) {
       group = intersect(group, up_intervals(sim.trace().events(), "/root/w" + std::to_string(i), Time{}, horizon));
     }
+    // The same as the supervisor's subtree read as a whole.
+    RC_ASSERT(subtree_up_intervals(sim.trace().events(), "/root", Time{}, horizon) == group);
     const Availability a = measure(group, Time{}, horizon, kZ);
     const double expected = (1 / rate) / (1 / rate + r);
     const double bias = lr * lr / (1 - lr);

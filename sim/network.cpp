@@ -26,8 +26,12 @@ Ratio larger(Ratio a, Ratio b) {
   return Wide{a.num} * b.den >= Wide{b.num} * a.den ? a : b;
 }
 
-bool droppable(MsgKind k) {
-  return k == MsgKind::plain || k == MsgKind::cast || k == MsgKind::call || k == MsgKind::reply;
+/// What loss, duplication and reordering may touch: the system's own traffic, not the kernel's
+/// protocol (a lost `$init_ack` would hang a supervisor, which no Erlang connection can do).
+bool droppable(const Message& m) {
+  const MsgKind k = m.kind;
+  return (k == MsgKind::plain || k == MsgKind::cast || k == MsgKind::call || k == MsgKind::reply) &&
+         m.tag != kInitAck;
 }
 }  // namespace
 
@@ -121,7 +125,7 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   const LinkParams p = effective(c);
   // The draws, always in this order and only for what the path can do to a message: loss,
   // duplication, reordering, then one latency per copy.
-  const bool user = droppable(m->kind);
+  const bool user = droppable(*m);
   if (user && p.loss.num != 0 && c.rng.chance(p.loss)) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
     return;
