@@ -17,6 +17,7 @@
 #include <memory>
 #include <rapidcheck.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "properties/availability.hpp"
@@ -143,6 +144,57 @@ TEST_CASE("availability: a one_for_all group's measured availability matches the
     RC_ASSERT(a.failures >= 100u);
     RC_ASSERT(a.mttr >= repair_sum);  // never faster than restarting every member in turn
     RC_ASSERT(a.low - bias <= expected);
+    RC_ASSERT(expected <= a.high);
+  });
+}
+
+TEST_CASE("availability: a primary and a standby in parallel match 1 - (1 - A1)(1 - A2)") {
+  // Two independent trees (/root and /standby, each one worker with its own Poisson crashes and
+  // repair time): the pair is up while either is. For independent alternating renewal processes
+  // the long-run availability of the pair is exactly 1 - (1 - A1)(1 - A2). The runs are long
+  // enough for at least 100 joint outages, and the check uses the same z = 5 interval.
+  lic::test::prop("generated MTBF and repair for each", [] {
+    const Duration m1 = gen_duration(1_s, 20_s);
+    const Duration m2 = gen_duration(1_s, 20_s);
+    const Duration r1 = gen_duration(m1 / 5, m1);
+    const Duration r2 = gen_duration(m2 / 5, m2);
+    const double a1 = static_cast<double>(m1.ns) / static_cast<double>((m1 + r1).ns);
+    const double a2 = static_cast<double>(m2.ns) / static_cast<double>((m2 + r2).ns);
+    const double expected = 1 - (1 - a1) * (1 - a2);
+    // Joint outages start at rate about (1-A2)/(MTBF1+R1) + (1-A1)/(MTBF2+R2) per second.
+    const double joint = (1 - a2) / (static_cast<double>((m1 + r1).ns) / 1e9) +
+                         (1 - a1) / (static_cast<double>((m2 + r2).ns) / 1e9);
+    const Time horizon = Time{} + Duration{static_cast<std::int64_t>(300 / joint * 1e9)};
+    SimOptions opts;
+    opts.seed = *rc::gen::inRange<std::uint64_t>(1, 1u << 30);
+    Simulation sim(opts);
+    std::vector<Fault> faults;
+    for (const auto& [root, mtbf, repair] :
+         {std::tuple{"/root", m1, r1}, std::tuple{"/standby", m2, r2}}) {
+      supervision::SupervisorSpec spec;
+      spec.flags.intensity = 100000;
+      supervision::ChildSpec c;
+      c.id = "w";
+      supervision::WorkerConfig w;
+      w.init_delay = repair;
+      spec.children.push_back(supervision::stock_child(c, w));
+      SpawnOptions o;
+      o.label = Label{Atom(root), 1};
+      sim.spawn(std::make_unique<supervision::Supervisor>(spec), o);
+      Fault f;
+      f.kind = Kind::crash;
+      f.target = Target::path(std::string(root) + "/w");
+      f.mtbf = mtbf;
+      faults.push_back(f);
+    }
+    Injector inj(sim, faults);
+    inj.start();
+    sim.run_until(horizon);
+    const Intervals pair = unite(up_intervals(sim.trace().events(), "/root/w", Time{}, horizon),
+                                 up_intervals(sim.trace().events(), "/standby/w", Time{}, horizon));
+    const Availability a = measure(pair, Time{}, horizon, kZ);
+    RC_ASSERT(a.failures >= 100u);
+    RC_ASSERT(a.low <= expected);
     RC_ASSERT(expected <= a.high);
   });
 }

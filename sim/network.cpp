@@ -322,7 +322,7 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
       MessagePtr m(f.msg);
       f.msg = nullptr;
       if (m->kind == MsgKind::down) {
-        if (to != nullptr && !to->dead) {
+        if (to != nullptr && !to->dead && !to->dying) {
           deliver_down(to, m->from, m->ref, Reason::noconnection());
           ++fired;
         }
@@ -330,14 +330,14 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
         note(EventKind::drop, nullptr, f.to, m->from, Reason::noconnection(), m->tag, m->id);
       }
     } else if (f.via_link) {
-      if (to != nullptr && !to->dead) ++fired;
+      if (to != nullptr && !to->dead && !to->dying) ++fired;
       exit_signal(f.from, nullptr, to, Reason::noconnection(), true);
     }
     // exit/2 sent across a connection that broke is lost, as in distributed Erlang.
   }
   for (const Fire& x : fires) {
     Process* to = find(x.to);
-    if (to == nullptr || to->dead) continue;
+    if (to == nullptr || to->dead || to->dying) continue;  // (a crashed node's own processes)
     ++fired;
     if (x.ref) {
       deliver_down(to, x.from, x.ref, Reason::noconnection());
