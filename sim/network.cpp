@@ -260,6 +260,10 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
   ++channels[ba].epoch;
   channels[ab].fifo.clear();
   channels[ba].fifo.clear();
+  // Nothing sent so far will arrive, so nothing sent later waits behind it: the next message
+  // on either path takes its own latency (the FIFO floor would otherwise be a lost message's).
+  channels[ab].last_arrival = Time{};
+  channels[ba].last_arrival = Time{};
 
   // 1. What was in flight between them, in send order: messages are lost; exit signals and
   //    DOWNs become the noconnection their receiver would have seen instead.
