@@ -82,8 +82,18 @@ std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<
   sim.spawn(std::make_unique<Supervisor>(build(root)), o);
   drain();
   for (const Injection& inj : injections) {
-    const Time last = out.empty() ? sim.now() : out.back().at;
-    sim.run_until(last + inj.after);
+    // The tree went quiet when the run stopped: at its last event, or when the last
+    // acknowledgement or DOWN from another node arrived.
+    sim.run_until(sim.now() + inj.after);
+    if (inj.fault != Fault::process) {
+      if (inj.fault == Fault::crash_node) {
+        sim.crash_node(inj.node);
+      } else {
+        sim.restart_node(inj.node);
+      }
+      drain();
+      continue;
+    }
     const Pid target = find_by_path(sim, inj.path);
     if (!target) {
       out.push_back({sim.now(), Happened::skipped, inj.path, 0, {}});

@@ -17,7 +17,7 @@ namespace lic::supervision::model {
 SupervisorSpec build(const Node& supervisor);
 
 /// Starts `root` in `sim` at its current time, applies the injections as predict() times them
-/// (each `after` the last observed event), runs to quiet, and returns what the trace shows.
+/// (each `after` the tree went quiet), runs to quiet, and returns what the trace shows.
 std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections);
 
 /// The events of the trace as the model names them (spawn, exit, max_intensity, shutdown_error,

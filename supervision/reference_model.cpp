@@ -1,6 +1,7 @@
 #include "supervision/reference_model.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 
@@ -60,8 +61,13 @@ class Interpreter {
       emit(Happened::exit, "/" + root_.spec.id, 1, why);
     }
     for (const Injection& inj : injections) {
-      now_ = last_ + inj.after;
-      inject(inj);
+      // The tree is quiet from now_ on (the last event, or the last latency after it).
+      now_ = now_ + inj.after;
+      switch (inj.fault) {
+        case Fault::process: inject(inj); break;
+        case Fault::crash_node: crash_node(inj.node); break;
+        case Fault::restart_node: std::erase(down_, inj.node); break;
+      }
     }
     return std::move(out_);
   }
@@ -70,10 +76,18 @@ class Interpreter {
   struct Sup;
   struct Slot {
     const Node* node = nullptr;
-    bool running = false;     // has a live process
+    bool running = false;     // has a process (its supervisor holds a pid)
     bool restarting = false;  // a failed restart waits for its retry
+    bool exit_waiting = false;  // its process ended with its node; the EXIT waits in the mailbox
     std::uint32_t starts = 0;
+    std::uint64_t spawned = 0;  // when its process was spawned, in spawn order (pid order)
     std::unique_ptr<Sup> sub;  // a running child supervisor
+  };
+  /// A message waiting in a supervisor's mailbox: a child's EXIT, or its own try_again_restart.
+  struct Mail {
+    bool try_again = false;
+    const Node* child = nullptr;
+    Reason reason;
   };
   struct Sup {
     const Node* node = nullptr;
@@ -82,12 +96,12 @@ class Interpreter {
     Sup* parent = nullptr;
     std::vector<Slot> slots;  // start order
     std::vector<std::int64_t> stamps;
+    std::deque<Mail> mailbox;
     bool alive = true;
   };
 
   void emit(Happened k, const std::string& path, std::uint32_t instance, const Reason* r = nullptr) {
     out_.push_back({now_, k, path, instance, r != nullptr ? to_string(*r) : std::string()});
-    last_ = now_;
   }
   void emit(Happened k, const std::string& path, std::uint32_t instance, const Reason& r) {
     emit(k, path, instance, &r);
@@ -109,7 +123,7 @@ class Interpreter {
   /// Starts the children of a new supervisor instance in order; on a failure, stops those
   /// started (reverse order) and reports the failure reason OTP's supervisor exits with.
   bool start_children(Sup& s, Reason& why) {
-    for (const Node& c : s.node->children) s.slots.push_back(Slot{&c, false, false, 0, nullptr});
+    for (const Node& c : s.node->children) s.slots.push_back(Slot{&c, false, false, false, 0, 0, nullptr});
     for (std::size_t i = 0; i < s.slots.size(); ++i) {
       Reason err;
       const Start r = start(s, i, err);
@@ -132,22 +146,36 @@ class Interpreter {
     const std::string path = child_path(s, c);
     const std::uint32_t n = ++c.starts;
     c.restarting = false;
+    c.spawned = ++spawns_;
     emit(Happened::spawn, path, n);
     if (c.node->spec.type == ChildType::worker) {
+      const bool remote = !c.node->spec.node.empty();
+      if (remote && is_down(c.node->spec.node)) {
+        // Spawned onto a node that is down: the process never runs, the link fires at once.
+        err = Reason::noconnection();
+        emit(Happened::exit, path, n, err);
+        return Start::error;
+      }
       const auto& inits = c.node->inits;
       const InitOutcome o = inits.empty() ? InitOutcome::ok : inits[std::min<std::size_t>(n, inits.size()) - 1];
+      // The worker's init runs at once on its node; its acknowledgement takes the path back.
+      const Duration ack = remote ? kPathLatency : Duration::zero();
       if (o == InitOutcome::ignore) {
         emit(Happened::exit, path, n, Reason::normal());
+        now_ = now_ + ack;
         return Start::ignore;
       }
       if (o == InitOutcome::error) {
         err = init_failure();
         emit(Happened::exit, path, n, err);
+        now_ = now_ + ack;
         return Start::error;
       }
       c.running = true;
+      now_ = now_ + ack;
       return Start::ok;
     }
+    if (!c.node->spec.node.empty()) throw std::logic_error("model: supervisors run on the root's node");
     auto sub = std::make_unique<Sup>();
     sub->node = c.node;
     sub->path = path;
@@ -174,6 +202,18 @@ class Interpreter {
     const std::string path = child_path(s, c);
     const Shutdown how = c.node->spec.shutdown;
     Reason got;
+    if (c.exit_waiting) {
+      // It ended with its node: monitor_child finds its EXIT in the mailbox and takes that
+      // reason as the result, at once (OTP's shutdown/2); that EXIT is gone from the mailbox.
+      std::erase_if(s.mailbox, [&c](const Mail& m) { return !m.try_again && m.child == c.node; });
+      c.exit_waiting = false;
+      c.running = false;
+      got = Reason::noconnection();
+      emit(Happened::shutdown_error, path, 0, got);  // noconnection is never a fine result
+      return;
+    }
+    // To a worker on another node the shutdown (or kill) takes the path, and so does the DOWN.
+    const Duration lat = c.node->spec.node.empty() ? Duration::zero() : kPathLatency;
     if (c.node->spec.type == ChildType::supervisor) {
       if (how.kind != Shutdown::Kind::infinity) throw std::logic_error("model: child supervisors have shutdown infinity");
       stop_all(*c.sub);  // its terminate: its own children, reverse order
@@ -181,30 +221,34 @@ class Interpreter {
       c.sub->alive = false;
       graveyard_.push_back(std::move(c.sub));
     } else if (how.kind == Shutdown::Kind::brutal_kill) {
+      now_ = now_ + lat;
       got = Reason::killed();
     } else {
       const bool timed = how.kind == Shutdown::Kind::timeout;
+      // The timeout runs from the moment the supervisor asks; the kill then takes the path too.
       switch (c.node->stop) {
         case StopStyle::prompt:
+          now_ = now_ + lat;
           got = Reason::shutdown();
           break;
         case StopStyle::delay:
           if (timed && how.timeout <= c.node->stop_delay) {
-            now_ = now_ + how.timeout;
+            now_ = now_ + how.timeout + lat;
             got = Reason::killed();
           } else {
-            now_ = now_ + c.node->stop_delay;
+            now_ = now_ + lat + c.node->stop_delay;
             got = Reason::shutdown();
           }
           break;
         case StopStyle::stall:
           if (!timed) throw std::logic_error("model: a stalling worker with shutdown infinity hangs");
-          now_ = now_ + how.timeout;
+          now_ = now_ + how.timeout + lat;
           got = Reason::killed();
           break;
       }
     }
     emit(Happened::exit, path, c.starts, got);
+    now_ = now_ + lat;  // the DOWN on its way back
     c.running = false;
     // OTP's shutdown/2 accepts killed after brutal_kill and shutdown otherwise; a non-permanent
     // child may also have ended normal / shutdown / {shutdown, _}.
@@ -232,6 +276,7 @@ class Interpreter {
     Slot& slot = parent->slots[i];
     graveyard_.push_back(std::move(slot.sub));  // `s` stays valid for the callers' frames
     exited(*parent, i, why);
+    handle_mail(*parent);
   }
 
   void give_up(Sup& s) {
@@ -246,8 +291,8 @@ class Interpreter {
     Slot& c = s.slots[i];
     c.running = false;
     const RestartType type = c.node->spec.restart;
-    const bool restart = type == RestartType::permanent || (type == RestartType::transient && !is_clean(why));
-    if (!restart) {
+    const bool wanted = type == RestartType::permanent || (type == RestartType::transient && !is_clean(why));
+    if (!wanted) {
       const bool significant = c.node->spec.significant;
       if (type == RestartType::temporary) s.slots.erase(s.slots.begin() + static_cast<std::ptrdiff_t>(i));
       if (auto_shutdown(s, significant)) {
@@ -256,22 +301,42 @@ class Interpreter {
       }
       return;
     }
-    std::size_t failed = i;
-    // Each round counts one restart: the first, then each retry of a start that failed.
-    for (;;) {
-      if (!count_restart(s)) {
-        emit(Happened::max_intensity, s.path, s.instance);
-        if (s.slots[failed].node->spec.restart == RestartType::temporary) {
-          s.slots.erase(s.slots.begin() + static_cast<std::ptrdiff_t>(failed));
-        } else {
-          s.slots[failed].restarting = false;
-        }
-        give_up(s);
-        return;
+    restart(s, i);
+  }
+
+  /// OTP's restart/2: counts one restart (the first, or the retry of a start that failed),
+  /// then restarts the strategy's scope. A start that fails is retried (try_again_restart)
+  /// after whatever already waits in the mailbox.
+  void restart(Sup& s, std::size_t failed) {
+    if (!count_restart(s)) {
+      emit(Happened::max_intensity, s.path, s.instance);
+      if (s.slots[failed].node->spec.restart == RestartType::temporary) {
+        s.slots.erase(s.slots.begin() + static_cast<std::ptrdiff_t>(failed));
+      } else {
+        s.slots[failed].restarting = false;
       }
-      const std::optional<std::size_t> again = restart_scope(s, failed);
-      if (!again) return;
-      failed = *again;
+      give_up(s);
+      return;
+    }
+    if (const std::optional<std::size_t> again = restart_scope(s, failed)) {
+      s.mailbox.push_back(Mail{true, s.slots[*again].node, {}});
+    }
+  }
+
+  /// The supervisor handles its mailbox in order while it lives: a child's EXIT (unless a
+  /// shutdown already read it), a retry (unless the child is no longer waiting for one).
+  void handle_mail(Sup& s) {
+    while (s.alive && !s.mailbox.empty()) {
+      const Mail m = s.mailbox.front();
+      s.mailbox.pop_front();
+      const std::size_t k = slot_of(s, m.child->spec.id);
+      if (k == s.slots.size()) continue;
+      if (m.try_again && s.slots[k].restarting) {
+        restart(s, k);
+      } else if (!m.try_again && s.slots[k].exit_waiting) {
+        s.slots[k].exit_waiting = false;
+        exited(s, k, m.reason);
+      }
     }
   }
 
@@ -347,7 +412,7 @@ class Interpreter {
       const std::size_t next = inj.path.find('/', at + 1);
       const std::string id = inj.path.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
       found = slot_of(*s, id);
-      ok = found != s->slots.size() && s->slots[found].running;
+      ok = found != s->slots.size() && s->slots[found].running && !s->slots[found].exit_waiting;
       if (!ok || next == std::string::npos) break;
       ok = s->slots[found].sub != nullptr;
       if (ok) s = s->slots[found].sub.get();
@@ -359,15 +424,57 @@ class Interpreter {
     }
     const Reason why = inj.reason.kind == ReasonKind::kill ? Reason::killed() : inj.reason;
     emit(Happened::exit, inj.path, s->slots[found].starts, why);
+    // From another node its EXIT takes the path to the supervisor.
+    if (!s->slots[found].node->spec.node.empty()) now_ = now_ + kPathLatency;
     exited(*s, found, why);
+    handle_mail(*s);
+  }
+
+  // --- nodes ---------------------------------------------------------------------------------
+
+  bool is_down(Atom node) const { return std::find(down_.begin(), down_.end(), node) != down_.end(); }
+
+  struct Hit {
+    std::uint64_t spawned;
+    Sup* sup;
+    std::size_t slot;
+  };
+
+  void running_on(Sup& s, Atom node, std::vector<Hit>& out) {
+    for (std::size_t i = 0; i < s.slots.size(); ++i) {
+      const Slot& c = s.slots[i];
+      if (c.sub) running_on(*c.sub, node, out);
+      if (c.running && c.node->spec.type == ChildType::worker && c.node->spec.node == node) {
+        out.push_back({c.spawned, &s, i});
+      }
+    }
+  }
+
+  /// Every worker on the node ends `killed` (pid order); its supervisor gets an EXIT
+  /// noconnection for each (link order: the order they were spawned in) and handles them.
+  void crash_node(Atom node) {
+    if (is_down(node)) return;
+    down_.push_back(node);
+    std::vector<Hit> hits;
+    if (top_ && top_->alive) running_on(*top_, node, hits);
+    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.spawned < b.spawned; });
+    for (const Hit& h : hits) {
+      if (h.sup != hits.front().sup) throw std::logic_error("model: the workers on a crashed node have one supervisor");
+      Slot& c = h.sup->slots[h.slot];
+      emit(Happened::exit, child_path(*h.sup, c), c.starts, Reason::killed());
+      c.exit_waiting = true;
+    }
+    for (const Hit& h : hits) h.sup->mailbox.push_back(Mail{false, h.sup->slots[h.slot].node, Reason::noconnection()});
+    if (!hits.empty()) handle_mail(*hits.front().sup);
   }
 
   const Node& root_;
   std::unique_ptr<Sup> top_;
   std::vector<std::unique_ptr<Sup>> graveyard_;  // ended instances, kept for frames still on them
   std::vector<Event> out_;
+  std::vector<Atom> down_;  // nodes that crashed and have not restarted
+  std::uint64_t spawns_ = 0;
   Time now_;
-  Time last_;
 };
 
 }  // namespace

@@ -15,6 +15,20 @@
 // - child supervisors have shutdown infinity (OTP's default), so a supervisor is never killed
 //   with its children still running (orphans would run concurrently);
 // - a stalling worker is never given shutdown infinity (the tree would hang, as in OTP).
+//
+// Nodes (docs/network.md). Every supervisor runs on one node (the root's); a worker whose
+// ChildSpec::node is set runs on that other node, and everything between it and its supervisor
+// crosses the default path, which takes exactly kPathLatency: init's acknowledgement, the
+// shutdown or kill its supervisor sends, its EXIT and the DOWN back. A node-crash injection
+// ends every worker on that node (`killed`, in start order) and its supervisor receives one
+// EXIT `noconnection` for each, in the same order, all waiting in its mailbox: the supervisor
+// handles them one at a time, and a restart that fails (spawning onto a down node fails at
+// once with noconnection) is retried after what is already in the mailbox, as OTP's
+// try_again_restart. A child whose EXIT still waits is stopped by reading that EXIT
+// (`noconnection`: a shutdown error). What it further assumes, and the generators respect:
+// - the workers on a node that crashes all have one supervisor (the reaction is then one
+//   supervisor's, one thing at a time; two reacting supervisors would run concurrently);
+// - the supervisors' node never crashes.
 
 #include <cstdint>
 #include <optional>
@@ -47,13 +61,26 @@ struct Node {
 /// The root supervisor: a Node of type supervisor, path "/" + spec.id.
 Node root(std::string id, SupFlags flags, std::vector<Node> children);
 
+/// What an injection does.
+enum class Fault : std::uint8_t {
+  process,       ///< the worker at `path` ends with `reason` (or is killed: reason `kill`)
+  crash_node,    ///< the node `node` crashes (Simulation::crash_node)
+  restart_node,  ///< the node `node` comes back, with no boot function (restart_node)
+};
+
 /// One fault: `after` the tree has gone quiet (or the previous injection), the process at
-/// `path` ends with `reason` (it raises), or is killed when reason is `kill`.
+/// `path` ends with `reason` (it raises), or is killed when reason is `kill`; or a node fault.
 struct Injection {
   Duration after{};
   std::string path;
   Reason reason;
+  Fault fault = Fault::process;
+  Atom node{};  ///< node faults: which node
 };
+
+/// The latency of the default path between two nodes (LinkParams' default): what a message or
+/// signal between a supervisor and a worker on another node takes.
+inline constexpr Duration kPathLatency = kMillisecond;
 
 enum class Happened : std::uint8_t { spawn, exit, max_intensity, shutdown_error, auto_shutdown, skipped };
 
@@ -78,8 +105,11 @@ Reason init_failure();
 std::vector<std::string> worker_paths(const Node& root);
 
 /// Predicts the events of starting `root` at time 0 and applying `injections`, each at the
-/// instant the previous one's consequences end plus its `after`. An injection whose target is
-/// not running at that moment is a `skipped` event (the harness records the same).
+/// instant the previous one's consequences end plus its `after` (the consequences end when the
+/// last supervisor involved is done: after the last event, or after the latency of the last
+/// acknowledgement or DOWN from another node). An injection whose target is not running at
+/// that moment is a `skipped` event (the harness records the same); a node fault has no event
+/// of its own, only its consequences.
 std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections);
 
 }  // namespace lic::supervision::model
