@@ -40,15 +40,20 @@ void run_w1(const BenchOptions& o) {
   RingConfig k = c;
   k.trace = TraceMode::keep;
   k.hops = hops / 2;  // kept events cost memory: 2 events a hop
+  RingConfig x = c;
+  x.network_nodes = 2;  // every hop crosses the network between n0 and n1
   double plain = 0;
   double hashed = 0;
   double kept = 0;
+  double cross = 0;
   for (int i = 0; i < n; ++i) {
     plain = std::max(plain, ring(c).hops_per_s);
     hashed = std::max(hashed, ring(h).hops_per_s);
     kept = std::max(kept, ring(k).hops_per_s);
+    cross = std::max(cross, ring(x).hops_per_s);
   }
   print("w1_ring_behaviour_hops_per_s", plain, "hops/s");
+  print("w1_ring_behaviour_cross_node_hops_per_s", cross, "hops/s");
   print("w1_ring_behaviour_trace_hash_hops_per_s", hashed, "hops/s");
   print("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
   print("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");

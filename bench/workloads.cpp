@@ -31,16 +31,22 @@ struct RingState {
 
 class RingNode final : public Behaviour {
  public:
-  RingNode(RingState* s, std::size_t index) : s_(s), index_(index) {}
+  RingNode(RingState* s, std::size_t index, bool network) : s_(s), index_(index), network_(network) {}
   void handle_info(Context& ctx, const Message&) override {
     if (s_->remaining == 0) return;
     --s_->remaining;
-    ctx.send_after(kMillisecond, s_->pids[(index_ + 1) % s_->pids.size()], kToken);
+    const Pid next = s_->pids[(index_ + 1) % s_->pids.size()];
+    if (network_) {
+      ctx.send(next, kToken);  // across the network: the path's 1 ms
+    } else {
+      ctx.send_after(kMillisecond, next, kToken);
+    }
   }
 
  private:
   RingState* s_;
   std::size_t index_;
+  bool network_;
 };
 
 class Idle final : public Behaviour {
@@ -88,9 +94,12 @@ RingResult ring(const RingConfig& c) {
   RingState s;
   s.remaining = c.hops;
   s.pids.reserve(c.processes);
+  const bool network = c.network_nodes >= 2;
   for (std::size_t i = 0; i < c.processes; ++i) {
     if (c.behaviour) {
-      s.pids.push_back(sim.spawn(std::make_unique<RingNode>(&s, i)));
+      SpawnOptions so;
+      if (network) so.node = Atom("n" + std::to_string(i % c.network_nodes));
+      s.pids.push_back(sim.spawn(std::make_unique<RingNode>(&s, i, network), so));
     } else {
       s.pids.push_back(sim.spawn([&s, i](Context& ctx) {
         for (;;) {
