@@ -860,13 +860,18 @@ OrderVerdict run_order_case(const OrderCase& c) {
 enum class PathAction : std::uint8_t { set_latency, block, block_both, unblock, heal_all, crash };
 
 struct TimedAction {
-  int at_ms = 0;  ///< at at_ms + 50 us: never when a message is sent (whole ms) or arrives
+  int at_ms = 0;  ///< see when()
   PathAction what = PathAction::set_latency;
   int a = 0;
   int b = 1;
   Duration latency{};  ///< set_latency: the path a -> b's new latency
   int down_ms = 1;     ///< crash: node a restarts this much later
 };
+
+/// Action k happens at at_ms + 50 us + k us: never when a message is sent (whole ms) or
+/// arrives (whole 100 us), and never at the same instant as another action (under the random
+/// tie-break two at one instant could run in either order).
+Time when(const TimedAction& x, std::size_t k) { return Time{} + ms(x.at_ms) + 50_us + kMicrosecond * static_cast<std::int64_t>(k); }
 
 struct LatencyCase {
   int nodes = 2;
@@ -889,8 +894,9 @@ std::ostream& operator<<(std::ostream& os, const LatencyCase& c) {
     os << "\n";
   }
   static const char* const kNames[] = {"set_link", "block", "block both ways", "unblock", "heal_all", "crash"};
-  for (const TimedAction& x : c.actions) {
-    os << "  at " << x.at_ms << ".05ms " << kNames[static_cast<int>(x.what)] << " n" << x.a;
+  for (std::size_t k = 0; k < c.actions.size(); ++k) {
+    const TimedAction& x = c.actions[k];
+    os << "  at " << format_time(when(x, k)) << " " << kNames[static_cast<int>(x.what)] << " n" << x.a;
     if (x.what != PathAction::crash && x.what != PathAction::heal_all) os << " n" << x.b;
     if (x.what == PathAction::set_latency) os << " " << format_duration(x.latency);
     if (x.what == PathAction::crash) os << ", restart " << x.down_ms << "ms later";
@@ -987,10 +993,9 @@ std::vector<std::string> run_latency_case(const LatencyCase& c, int& delivered, 
   for (int a = 0; a < c.nodes; ++a) {
     for (int b = 0; b < c.nodes; ++b) history[{a, b}].push_back({Time{}, c.latency[static_cast<std::size_t>(a * c.nodes + b)]});
   }
-  std::vector<TimedAction> actions = c.actions;
-  std::stable_sort(actions.begin(), actions.end(), [](const TimedAction& x, const TimedAction& y) { return x.at_ms < y.at_ms; });
-  for (const TimedAction& x : actions) {
-    const Time at = Time{} + ms(x.at_ms) + 50_us;
+  for (std::size_t k = 0; k < c.actions.size(); ++k) {
+    const TimedAction& x = c.actions[k];
+    const Time at = when(x, k);
     const Atom a = kNodeNames[x.a];
     const Atom b = kNodeNames[x.b];
     switch (x.what) {
@@ -1016,9 +1021,14 @@ std::vector<std::string> run_latency_case(const LatencyCase& c, int& delivered, 
   sim.run();
 
   auto latency_at = [&history](int a, int b, Time t) {
+    // The latest change before t (changes are listed in the case's order, not in time order).
+    Time latest{-1};
     Duration d{};
     for (const auto& [since, value] : history.at({a, b})) {
-      if (since < t) d = value;
+      if (since < t && since > latest) {
+        latest = since;
+        d = value;
+      }
     }
     return d;
   };
