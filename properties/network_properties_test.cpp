@@ -1283,9 +1283,9 @@ std::vector<std::string> crash_consequences(const Simulation& sim, int& killed) 
       }
     }
     if (e.kind == EventKind::drop || !e.pid) continue;
-    // The DOWN a process's death sends across the network leaves as it ends (a `send` event).
-    const bool its_down = e.kind == EventKind::send && e.tag == Atom("DOWN");
-    if (ended.count(e.pid.id) != 0 && !its_down) {
+    // Nothing is traced for a process after its exit (the DOWN its death sends across the
+    // network is traced only where it lands).
+    if (ended.count(e.pid.id) != 0) {
       out.push_back(pid_text(e.pid) + " acted after it ended: " + std::string(to_string(e.kind)) + " at " + format_time(e.time));
     }
     if (e.kind == EventKind::spawn && e.node == kNodeB) live_on_b.insert(e.pid.id);

@@ -102,15 +102,15 @@ struct NodeState {
   std::function<void()> boot;
 };
 
-/// One directed path between two nodes: its own random stream, its FIFO order, its connection
-/// epoch (bumped when the two nodes lose contact: whatever was sent before is lost).
+/// One directed path between two nodes: its own random stream and its FIFO order. When the two
+/// nodes lose contact, what is in flight on it is taken off at once (lose_contact), so nothing
+/// that lands was sent before the loss.
 struct Channel {
   std::uint32_t from = 0;
   std::uint32_t to = 0;
   Rng rng;
   Time last_arrival;
   std::deque<std::uint32_t> fifo;  // in-flight slots in send order (the ones that keep order)
-  std::uint64_t epoch = 0;
   bool has_params = false;
   LinkParams params;
 };
@@ -127,7 +127,6 @@ struct Flight {
   bool live = false;
   std::uint32_t channel = 0;
   std::uint32_t gen = 1;
-  std::uint64_t epoch = 0;
   std::uint64_t order = 0;  // send order across the whole network
   Time arrival;
 };

@@ -130,7 +130,8 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
     return;
   }
-  note(EventKind::send, from, from->pid, to->pid, {}, m->tag, m->id);
+  // A DOWN is the kernel's, from a process already gone: only its landing is traced (`down`).
+  if (m->kind != MsgKind::down) note(EventKind::send, from, from->pid, to->pid, {}, m->tag, m->id);
   MessagePtr dup;
   if (user && p.duplicate.num != 0 && c.rng.chance(p.duplicate)) dup = copy_message(*m);
   for (MessagePtr* copy : {&m, &dup}) {
@@ -143,7 +144,6 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     f.to = to->pid;
     f.fifo = !reorder;
     f.channel = static_cast<std::uint32_t>(&c - channels.data());
-    f.epoch = c.epoch;
     f.arrival = sim.now_ + lat + p.clog;
     if (f.fifo) {
       f.arrival = std::max(f.arrival, c.last_arrival);
@@ -170,7 +170,6 @@ void Simulation::Impl::net_exit(Pid from, Process* from_proc, Process* to, Reaso
   f.reason = reason;
   f.via_link = via_link;
   f.channel = static_cast<std::uint32_t>(&c - channels.data());
-  f.epoch = c.epoch;
   f.arrival = std::max(sim.now_ + lat + p.clog, c.last_arrival);
   c.last_arrival = f.arrival;
   const std::uint32_t slot = new_flight(std::move(f));
@@ -256,8 +255,6 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
   std::uint64_t fired = 0;
   const std::uint32_t ab = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
   const std::uint32_t ba = static_cast<std::uint32_t>(&channel(b, a) - channels.data());
-  ++channels[ab].epoch;
-  ++channels[ba].epoch;
   channels[ab].fifo.clear();
   channels[ba].fifo.clear();
   // Nothing sent so far will arrive, so nothing sent later waits behind it: the next message
