@@ -121,30 +121,42 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
     return;
   }
-  Channel& c = channel(a, b);
-  const LinkParams p = effective(c);
+  // The trace notes below call sinks, which may name new nodes or paths (growing `channels`):
+  // the path is held by index, its draws are all made before the first note.
+  const auto ci = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
+  const LinkParams p = effective(channels[ci]);
   // The draws, always in this order and only for what the path can do to a message: loss,
   // duplication, reordering, then one latency per copy.
+  Rng& rng = channels[ci].rng;
   const bool user = droppable(*m);
-  if (user && p.loss.num != 0 && c.rng.chance(p.loss)) {
+  const bool lost = user && p.loss.num != 0 && rng.chance(p.loss);
+  const bool doubled = !lost && user && p.duplicate.num != 0 && rng.chance(p.duplicate);
+  bool reordered[2] = {false, false};
+  Duration latency[2];
+  for (int k = 0; k < (doubled ? 2 : 1) && !lost; ++k) {
+    reordered[k] = user && p.reorder.num != 0 && rng.chance(p.reorder);
+    latency[k] = p.latency_min;
+    if (p.latency_mean > p.latency_min) latency[k] += rng.exponential(p.latency_mean - p.latency_min);
+  }
+  if (lost) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
     return;
   }
   // A DOWN is the kernel's, from a process already gone: only its landing is traced (`down`).
   if (m->kind != MsgKind::down) note(EventKind::send, from, from->pid, to->pid, {}, m->tag, m->id);
   MessagePtr dup;
-  if (user && p.duplicate.num != 0 && c.rng.chance(p.duplicate)) dup = copy_message(*m);
+  if (doubled) dup = copy_message(*m);
+  int k = 0;
   for (MessagePtr* copy : {&m, &dup}) {
+    const int i = k++;
     if (!*copy) continue;
-    const bool reorder = user && p.reorder.num != 0 && c.rng.chance(p.reorder);
-    Duration lat = p.latency_min;
-    if (p.latency_mean > p.latency_min) lat += c.rng.exponential(p.latency_mean - p.latency_min);
+    Channel& c = channels[ci];
     Flight f;
     f.from = from->pid;
     f.to = to->pid;
-    f.fifo = !reorder;
-    f.channel = static_cast<std::uint32_t>(&c - channels.data());
-    f.arrival = sim.now_ + lat + p.clog;
+    f.fifo = !reordered[i];
+    f.channel = ci;
+    f.arrival = sim.now_ + latency[i] + p.clog;
     if (f.fifo) {
       f.arrival = std::max(f.arrival, c.last_arrival);
       c.last_arrival = f.arrival;
@@ -153,6 +165,20 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     const std::uint32_t slot = new_flight(std::move(f));
     if (flights[slot].fifo) c.fifo.push_back(slot);
     schedule_flight(slot);
+  }
+}
+
+void Simulation::Impl::cancel_flights(FunctionRef<bool(const Flight&)> which) {
+  for (std::uint32_t s = 0; s < flights.size(); ++s) {
+    Flight& f = flights[s];
+    if (!f.live || !which(f)) continue;
+    auto& q = channels[f.channel].fifo;
+    q.erase(std::remove(q.begin(), q.end(), s), q.end());
+    if (f.msg != nullptr) MessageDeleter{}(f.msg);
+    const std::uint32_t gen = f.gen + 1;
+    f = Flight{};
+    f.gen = gen;
+    free_flights.push_back(s);
   }
 }
 
@@ -333,8 +359,10 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
     } else if (f.via_link) {
       if (to != nullptr && !to->dead && !to->dying) ++fired;
       exit_signal(f.from, nullptr, to, Reason::noconnection(), true);
+    } else {
+      // exit/2 sent across a connection that broke is lost, as in distributed Erlang.
+      note(EventKind::exit_signal, nullptr, f.to, f.from, f.reason, Atom("lost"));
     }
-    // exit/2 sent across a connection that broke is lost, as in distributed Erlang.
   }
   for (const Fire& x : fires) {
     Process* to = find(x.to);
@@ -360,14 +388,20 @@ void Simulation::set_default_link(const LinkParams& p) {
 
 void Simulation::set_link(Atom from, Atom to, const LinkParams& p) {
   Impl& k = *impl_;
-  Channel& c = k.channel(k.node_of(from), k.node_of(to));
+  // Named in a fixed order (argument evaluation order is unspecified and differs between gcc
+  // and clang; node numbering reaches the trace).
+  const std::uint32_t a = k.node_of(from);
+  const std::uint32_t b = k.node_of(to);
+  Channel& c = k.channel(a, b);
   c.has_params = true;
   c.params = p;
   k.note_node(EventKind::link_change, c.from, to);
 }
 
 LinkParams Simulation::link_params(Atom from, Atom to) {
-  return impl_->effective(impl_->channel(impl_->node_of(from), impl_->node_of(to)));
+  const std::uint32_t a = impl_->node_of(from);
+  const std::uint32_t b = impl_->node_of(to);
+  return impl_->effective(impl_->channel(a, b));
 }
 
 std::uint64_t Simulation::add_link_effect(const LinkEffect& e) {
@@ -405,11 +439,15 @@ void Simulation::heal_all() {
 }
 
 bool Simulation::blocked(Atom from, Atom to) {
-  return impl_->path_blocked(impl_->node_of(from), impl_->node_of(to));
+  const std::uint32_t a = impl_->node_of(from);
+  const std::uint32_t b = impl_->node_of(to);
+  return impl_->path_blocked(a, b);
 }
 
 bool Simulation::connected(Atom a, Atom b) {
-  return impl_->connected(impl_->node_of(a), impl_->node_of(b));
+  const std::uint32_t x = impl_->node_of(a);
+  const std::uint32_t y = impl_->node_of(b);
+  return impl_->connected(x, y);
 }
 
 void Simulation::crash_node(Atom node) {

@@ -485,3 +485,101 @@ TEST_CASE("network: after contact is lost a message takes its own latency - not 
     if (crash) CHECK(first.empty());
   }
 }
+
+TEST_CASE("network: nodes are numbered in the order they are first named - set_link(b - c) names b first - on every compiler", "[network]") {
+  Simulation sim;
+  sim.set_link(kB, kC, LinkParams{});
+  const auto n = sim.nodes();
+  REQUIRE(n.size() == 3);
+  CHECK(n[1] == kB);  // argument evaluation order is unspecified: named in sequence
+  CHECK(n[2] == kC);
+}
+
+TEST_CASE("network: after unlink returns the link has no effect on the caller - a link exit signal in flight is dropped (erlang:unlink/1)", "[network]") {
+  Simulation sim;
+  SpawnOptions oa;
+  oa.node = kA;
+  const Pid p = sim.spawn(
+      [](Context& ctx) {
+        ctx.receive();
+        ctx.exit(Reason::error(Atom("boom")));
+      },
+      oa);
+  SpawnOptions ob;
+  ob.node = kB;
+  const Pid q = sim.spawn(
+      [p](Context& ctx) {
+        ctx.link(p);
+        ctx.sleep(10_ms + kMillisecond / 2);  // p dies at 10 ms; its signal lands at 11 ms
+        ctx.unlink(p);
+        ctx.receive();
+      },
+      ob);
+  sim.schedule(Time{} + 10_ms, [&] { sim.send(p, kMsg); });
+  sim.run();
+  CHECK(sim.alive(q));  // p's `boom` lands at 11 ms - after q removed the link at 10.5 ms
+  if (auto r = exit_reason(sim.trace(), q)) INFO("q exited: " << to_string(*r));
+}
+
+namespace {
+struct NamesNodesOnSend final : TraceSink {
+  Simulation* sim = nullptr;
+  bool done = false;
+  void on_event(const TraceEvent& e) override {
+    if (done || e.kind != EventKind::send) return;
+    done = true;
+    // A sink asking about paths: creates nodes x0..x7 and channels, so `channels` reallocates.
+    for (int i = 0; i < 8; ++i) {
+      (void)sim->link_params(Atom("x" + std::to_string(i)), kC);
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("network: a trace sink that names new nodes during a cross-node send does not invalidate the path being sent on", "[network]") {
+  Simulation sim;
+  NamesNodesOnSend sink;
+  sink.sim = &sim;
+  sim.trace().add_sink(&sink);
+  SpawnOptions ob;
+  ob.node = kB;
+  const Pid q = sim.spawn([](Context& ctx) { ctx.receive(); }, ob);
+  SpawnOptions oa;
+  oa.node = kA;
+  sim.spawn([q](Context& ctx) { ctx.send(q, kMsg); }, oa);
+  sim.run();  // (net_send once held a reference into the path table across the note: ASan)
+  CHECK(events_of(sim.trace(), EventKind::deliver).size() == 1);
+}
+
+TEST_CASE("network: an exit/2 lost with the connection is traced as lost", "[network]") {
+  Simulation sim;
+  LinkParams slow;
+  slow.latency_min = 10_ms;
+  slow.latency_mean = 10_ms;
+  sim.set_default_link(slow);
+  SpawnOptions ob;
+  ob.node = kB;
+  const Pid q = sim.spawn([](Context& ctx) { ctx.receive(); }, ob);
+  SpawnOptions oa;
+  oa.node = kA;
+  sim.spawn(
+      [q](Context& ctx) {
+        ctx.exit(q, Reason::other(Atom("go_away")));
+        ctx.receive();
+      },
+      oa);
+  sim.schedule(Time{} + 5_ms, [&] { sim.block(kA, kB); });
+  sim.run();
+  CHECK(sim.alive(q));
+  bool seen = false;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.reason == Reason::other(Atom("go_away"))) seen = true;
+  }
+  CHECK(seen);
+  bool lost = false;
+  for (const TraceEvent& e : sim.trace().events()) {
+    lost = lost || (e.kind == EventKind::exit_signal && e.tag == Atom("lost") && e.pid == q);
+  }
+  CHECK(lost);
+}
+

@@ -232,6 +232,14 @@ void Simulation::Impl::link(Process* p, Pid other) {
 }
 
 void Simulation::Impl::unlink(Process* p, Pid other) {
+  // The other end's exit signal may be crossing the network (its end of the link is gone
+  // already): after unlink it has no effect, as OTP's unlink/1 guarantees.
+  if (!flights.empty()) {
+    const Pid self = p->pid;
+    cancel_flights([self, other](const Flight& f) {
+      return f.to == self && f.from == other && f.msg == nullptr && f.via_link;
+    });
+  }
   auto it = std::find(p->links.begin(), p->links.end(), other);
   if (it == p->links.end()) return;
   p->links.erase(it);
@@ -264,22 +272,12 @@ void Simulation::Impl::demonitor(Process* p, Ref ref, bool flush) {
     p->monitoring.erase(it);
     if (Process* o = find(target)) erase_ref(o->monitored_by, ref);
     note(EventKind::demonitor, p, p->pid, target, {}, {}, ref.id);
-  } else if (!flights.empty()) {
+  } else {
     // Its DOWN may be crossing the network: demonitor means it never arrives.
-    for (std::uint32_t s = 0; s < flights.size(); ++s) {
-      Flight& f = flights[s];
-      if (!f.live || f.to != p->pid || f.msg == nullptr || f.msg->kind != MsgKind::down ||
-          f.msg->ref != ref) {
-        continue;
-      }
-      auto& q = channels[f.channel].fifo;
-      q.erase(std::remove(q.begin(), q.end(), s), q.end());
-      MessageDeleter{}(f.msg);
-      const std::uint32_t gen = f.gen + 1;
-      f = Flight{};
-      f.gen = gen;
-      free_flights.push_back(s);
-    }
+    const Pid self = p->pid;
+    cancel_flights([self, ref](const Flight& f) {
+      return f.to == self && f.msg != nullptr && f.msg->kind == MsgKind::down && f.msg->ref == ref;
+    });
   }
   if (flush) {
     take_match(p, [ref](const Message& m) { return m.kind == MsgKind::down && m.ref == ref; });
@@ -447,7 +445,11 @@ void Simulation::emit(Atom name, std::vector<TraceField> fields) {
 }
 
 void Simulation::delay_next_start(Atom label, Duration d) {
-  impl_->start_delays[label.index()] = d;
+  if (d > Duration::zero()) {
+    impl_->start_delays[label.index()] = d;
+  } else {
+    impl_->start_delays.erase(label.index());
+  }
 }
 
 void Simulation::crash(Pid target, Reason reason) {

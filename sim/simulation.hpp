@@ -75,6 +75,7 @@ class Simulation {
   void emit(Atom name, std::vector<TraceField> fields = {});
   /// The next process spawned with the label name `label` starts `d` late: its init (or body)
   /// runs `d` after the spawn, so its supervisor waits that long (the `slow_start` fault).
+  /// Zero drops a delay not yet used.
   void delay_next_start(Atom label, Duration d);
   /// Runs `fn` in the kernel at time `at` (not before now); returns an id for cancel().
   std::uint64_t schedule(Time at, std::function<void()> fn);

@@ -33,7 +33,8 @@ enum class EventKind : std::uint16_t {
   monitor,      ///< pid monitors other; msg = the monitor ref
   demonitor,    ///< pid removed monitor msg on other
   exit_signal,  ///< pid (target) received an exit signal from other with reason; tag says what
-                ///< it did: 'ignored', 'trapped' (became a message) or 'killed' (it dies)
+                ///< it did: 'ignored', 'trapped' (became a message), 'died', 'crashed' (the
+                ///< crash fault), or 'lost' (exit/2 across nodes out of contact: never arrived)
   down,         ///< monitor msg held by pid fired: other ended with reason
   trap_exit,    ///< pid set trap_exit; msg = 1 or 0
   register_name,    ///< pid registered under tag

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <utility>
 
 #include "properties/convergence.hpp"
@@ -71,11 +72,25 @@ Injector::Injector(Simulation& sim, std::vector<Fault> faults)
     // another's draws.
     s.rng = root.derive(s.name);
     states_.push_back(std::move(s));
+    // Zero would fire again at the same instant for ever.
+    const Fault& f = faults_[i];
+    if ((f.mtbf && *f.mtbf <= Duration::zero()) || (f.every && *f.every <= Duration::zero())) {
+      throw std::invalid_argument("fault " + states_.back().name + ": mtbf and every must be positive");
+    }
   }
   sim_.trace().add_sink(this);
 }
 
-Injector::~Injector() { sim_.trace().remove_sink(this); }
+Injector::~Injector() {
+  for (std::size_t i = 0; i < states_.size(); ++i) disarm(i);
+  for (std::uint64_t id : follow_ups_) sim_.cancel(id);
+  sim_.trace().remove_sink(this);
+}
+
+void Injector::later(Time t, std::function<void()> fn) {
+  // Ids of follow-ups that already ran stay in the list; cancelling them is a no-op.
+  follow_ups_.push_back(sim_.schedule(t, std::move(fn)));
+}
 
 bool Injector::process_target(const Fault& f) const {
   return f.target.by == Target::By::path || f.target.by == Target::By::name;
@@ -85,6 +100,11 @@ bool Injector::node_target(const Fault& f) const { return f.target.by == Target:
 
 void Injector::start() {
   if (started_) return;
+  for (const Fault& f : faults_) {
+    if (f.mtbf && !sim_.trace().enabled()) {
+      throw std::logic_error("stochastic faults follow their targets through the trace: turn tracing on");
+    }
+  }
   started_ = true;
   for (std::size_t i = 0; i < faults_.size(); ++i) {
     const Fault& f = faults_[i];
@@ -114,7 +134,12 @@ void Injector::stop() {
   for (std::size_t i = 0; i < states_.size(); ++i) {
     disarm(i);
     end_window(i);
+    if (faults_[i].kind == Kind::slow_start && faults_[i].target.by == Target::By::path) {
+      sim_.delay_next_start(Atom(faults_[i].target.text), Duration::zero());
+    }
   }
+  for (std::uint64_t id : follow_ups_) sim_.cancel(id);
+  follow_ups_.clear();
   sim_.emit(kQuietPhase, {{Atom("injected"), static_cast<std::int64_t>(injected_)},
                           {Atom("skipped"), static_cast<std::int64_t>(skipped_)}});
   sim_.heal_all();
@@ -266,17 +291,15 @@ bool Injector::inject(std::size_t i) {
       if (f.kind == Kind::node_crash) {
         sim_.crash_node(n);
         if (f.restart_after) {
-          sim_.schedule(sim_.now() + *f.restart_after, [this, n] {
-            if (!stopped_) sim_.restart_node(n);
-          });
+          later(sim_.now() + *f.restart_after, [this, n] { sim_.restart_node(n); });
         }
       } else if (f.kind == Kind::node_restart) {
         sim_.restart_node(n);
       } else {
         sim_.pause_node(n, f.duration);
         if (f.mtbf) {
-          sim_.schedule(sim_.now() + f.duration, [this, i] {
-            if (!stopped_ && sim_.node_up(Atom(faults_[i].target.text))) arm(i);
+          later(sim_.now() + f.duration, [this, i] {
+            if (sim_.node_up(Atom(faults_[i].target.text))) arm(i);
           });
         }
       }
@@ -319,9 +342,9 @@ bool Injector::inject(std::size_t i) {
         s.effects.push_back(sim_.add_link_effect(e));
       }
       if (f.duration > Duration::zero()) {
-        sim_.schedule(sim_.now() + f.duration, [this, i] {
+        later(sim_.now() + f.duration, [this, i] {
           end_window(i);
-          if (!stopped_ && faults_[i].mtbf) arm(i);
+          if (faults_[i].mtbf) arm(i);
         });
       } else {
         // Open until healed: a partition's paths are the heal's business, not this fault's.

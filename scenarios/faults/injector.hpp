@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 
 namespace lic::faults {
 
+/// The Simulation must outlive its Injector. Destroying the injector cancels everything it
+/// scheduled. Throws std::invalid_argument for a fault set it cannot run (a zero mtbf or period;
+/// see the constructor).
 class Injector final : public TraceSink {
  public:
   Injector(Simulation& sim, std::vector<Fault> faults);
@@ -22,10 +26,12 @@ class Injector final : public TraceSink {
   Injector& operator=(const Injector&) = delete;
 
   /// Schedules every fault. Call it before the tree starts, so stochastic faults see their
-  /// targets come up (a target already up is armed at once).
+  /// targets come up (a target already up is armed at once). Stochastic faults follow their
+  /// targets through the trace: throws std::logic_error if there are some and tracing is off.
   void start();
-  /// The quiet phase begins: nothing fires any more, every window ends, every path heals and
-  /// every crashed node restarts (booting its tree). Traced as `quiet_phase`.
+  /// The quiet phase begins: nothing fires any more, every window ends, every path heals,
+  /// every crashed node restarts (booting its tree) and slow starts not yet used are dropped.
+  /// A pause in progress runs to its end. Traced as `quiet_phase`.
   void stop();
 
   std::size_t injected() const { return injected_; }
@@ -57,13 +63,16 @@ class Injector final : public TraceSink {
   bool process_target(const Fault& f) const;
   bool node_target(const Fault& f) const;
   void end_window(std::size_t i);
+  /// sim.schedule for the injector's own follow-ups (window ends, node restarts), remembered
+  /// so that stop() and the destructor cancel them.
+  void later(Time t, std::function<void()> fn);
 
   Simulation& sim_;
   std::vector<Fault> faults_;
   std::vector<State> states_;
   bool started_ = false;
   bool stopped_ = false;
-  bool in_sink_ = false;
+  std::vector<std::uint64_t> follow_ups_;
   std::size_t injected_ = 0;
   std::size_t skipped_ = 0;
 };

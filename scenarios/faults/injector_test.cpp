@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -399,4 +400,48 @@ TEST_CASE("faults: the same seed and fault set give the same trace - under the r
   };
   CHECK(hash(9) == hash(9));
   CHECK(hash(9) != hash(10));
+}
+
+TEST_CASE("faults: stop() cancels the injector's follow-ups - the simulation runs on after the injector is gone") {
+  Simulation sim;
+  SpawnOptions oa;
+  oa.node = Atom("a");
+  sim.spawn([](Context& ctx) { ctx.receive(); }, oa);
+  SpawnOptions ob;
+  ob.node = Atom("b");
+  sim.spawn([](Context& ctx) { ctx.receive(); }, ob);
+  {
+    Fault p;
+    p.kind = Kind::partition;
+    p.at = Time{} + 1_s;
+    p.side_a = {Atom("a")};
+    p.side_b = {Atom("b")};
+    p.duration = 10_s;
+    Injector inj(sim, {p});
+    inj.start();
+    sim.run_until(Time{} + 2_s);
+    inj.stop();  // docs/faults.md: "cancels everything pending"
+  }
+  sim.run_until(Time{} + 20_s);  // the window's end callback runs on the destroyed injector
+  CHECK(sim.connected(Atom("a"), Atom("b")));
+}
+
+TEST_CASE("faults: a fault set the injector cannot run is refused - zero mtbf or period - stochastic faults with tracing off") {
+  Simulation sim;
+  Fault f;
+  f.kind = Kind::heal;
+  f.at = Time{} + 1_s;
+  f.every = Duration{};
+  CHECK_THROWS_AS(Injector(sim, {f}), std::invalid_argument);
+  Fault g;
+  g.kind = Kind::crash;
+  g.target = Target::path("/root/w");
+  g.mtbf = Duration{};
+  CHECK_THROWS_AS(Injector(sim, {g}), std::invalid_argument);
+  SimOptions off;
+  off.trace = TraceMode::off;
+  Simulation quiet(off);
+  g.mtbf = 1_s;
+  Injector inj(quiet, {g});
+  CHECK_THROWS_AS(inj.start(), std::logic_error);
 }
