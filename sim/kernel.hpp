@@ -217,6 +217,8 @@ struct Simulation::Impl {
   void net_send(Process* from, Process* to, MessagePtr m);
   void net_exit(Pid from, Process* from_proc, Process* to, Reason reason, bool via_link);
   std::uint32_t new_flight(Flight f);
+  /// Frees the slot and returns what it held; the slot's pending event becomes stale.
+  Flight take_flight(std::uint32_t slot);
   /// Takes what `which` picks off the network, untraced (a demonitor, an unlink).
   void cancel_flights(FunctionRef<bool(const Flight&)> which);
   void schedule_flight(std::uint32_t slot);

@@ -28,6 +28,13 @@ Ratio larger(Ratio a, Ratio b) {
 
 /// What loss, duplication and reordering may touch: the system's own traffic, not the kernel's
 /// protocol (a lost `$init_ack` would hang a supervisor, which no Erlang connection can do).
+/// min plus an exponential with mean (mean - min): the path's mean latency is `latency_mean`.
+Duration draw_latency(const LinkParams& p, Rng& rng) {
+  Duration lat = p.latency_min;
+  if (p.latency_mean > p.latency_min) lat += rng.exponential(p.latency_mean - p.latency_min);
+  return lat;
+}
+
 bool droppable(const Message& m) {
   const MsgKind k = m.kind;
   return (k == MsgKind::plain || k == MsgKind::cast || k == MsgKind::call || k == MsgKind::reply) &&
@@ -135,8 +142,7 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   Duration latency[2];
   for (int k = 0; k < (doubled ? 2 : 1) && !lost; ++k) {
     reordered[k] = user && p.reorder.num != 0 && rng.chance(p.reorder);
-    latency[k] = p.latency_min;
-    if (p.latency_mean > p.latency_min) latency[k] += rng.exponential(p.latency_mean - p.latency_min);
+    latency[k] = draw_latency(p, rng);
   }
   if (lost) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
@@ -168,17 +174,21 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   }
 }
 
+Flight Simulation::Impl::take_flight(std::uint32_t slot) {
+  Flight f = std::move(flights[slot]);
+  flights[slot] = Flight{};
+  flights[slot].gen = f.gen + 1;  // its pending event is stale now
+  free_flights.push_back(slot);
+  return f;
+}
+
 void Simulation::Impl::cancel_flights(FunctionRef<bool(const Flight&)> which) {
   for (std::uint32_t s = 0; s < flights.size(); ++s) {
-    Flight& f = flights[s];
-    if (!f.live || !which(f)) continue;
-    auto& q = channels[f.channel].fifo;
+    if (!flights[s].live || !which(flights[s])) continue;
+    auto& q = channels[flights[s].channel].fifo;
     q.erase(std::remove(q.begin(), q.end(), s), q.end());
+    Flight f = take_flight(s);
     if (f.msg != nullptr) MessageDeleter{}(f.msg);
-    const std::uint32_t gen = f.gen + 1;
-    f = Flight{};
-    f.gen = gen;
-    free_flights.push_back(s);
   }
 }
 
@@ -188,8 +198,7 @@ void Simulation::Impl::net_exit(Pid from, Process* from_proc, Process* to, Reaso
   const std::uint32_t b = to->node_ix;
   Channel& c = channel(a, b);
   const LinkParams p = effective(c);
-  Duration lat = p.latency_min;
-  if (p.latency_mean > p.latency_min) lat += c.rng.exponential(p.latency_mean - p.latency_min);
+  const Duration lat = draw_latency(p, c.rng);
   Flight f;
   f.from = from;
   f.to = to->pid;
@@ -212,15 +221,8 @@ void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
     queue.push(nodes[dest].paused_until, EventQueue::Item{kNet, gen, slot});
     return;
   }
-  auto take = [this](std::uint32_t s) {
-    Flight f = std::move(flights[s]);
-    flights[s] = Flight{};
-    flights[s].gen = f.gen + 1;
-    free_flights.push_back(s);
-    return f;
-  };
   if (!flights[slot].fifo) {
-    Flight f = take(slot);
+    Flight f = take_flight(slot);
     deliver_flight(f);
     return;
   }
@@ -232,7 +234,7 @@ void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
     const std::uint32_t s = q.front();
     if (sim.now_ < flights[s].arrival) return;
     q.pop_front();
-    Flight f = take(s);
+    Flight f = take_flight(s);
     deliver_flight(f);  // may grow `flights` and `channels`: nothing held across it
     if (s == slot) return;
   }
@@ -298,12 +300,7 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
   std::sort(lost.begin(), lost.end());
   std::vector<Flight> taken;
   taken.reserve(lost.size());
-  for (const auto& [order, s] : lost) {
-    taken.push_back(std::move(flights[s]));
-    flights[s] = Flight{};
-    flights[s].gen = taken.back().gen + 1;
-    free_flights.push_back(s);
-  }
+  for (const auto& [order, s] : lost) taken.push_back(take_flight(s));
 
   // 2. Links and monitors between processes on the two nodes, unhooked on both sides first.
   struct Fire {

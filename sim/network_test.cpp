@@ -20,6 +20,14 @@ const Atom kB("b");
 const Atom kC("c");
 const Atom kMsg("msg");
 
+/// A path that always takes exactly `d`.
+LinkParams fixed(Duration d) {
+  LinkParams p;
+  p.latency_min = d;
+  p.latency_mean = d;
+  return p;
+}
+
 struct Got {
   Time at;
   int value = 0;
@@ -71,9 +79,7 @@ std::size_t count_kind(const Trace& t, EventKind k) { return events_of(t, k).siz
 
 TEST_CASE("network: same-node messages arrive at once - cross-node ones after the path's latency", "[network]") {
   Simulation sim;
-  LinkParams slow;
-  slow.latency_min = 5_ms;
-  slow.latency_mean = 5_ms;
+  const LinkParams slow = fixed(5_ms);
   sim.set_link(kA, kB, slow);
   std::vector<Got> on_a, on_b;
   const Pid ra = recorder(sim, kA, on_a);
@@ -242,9 +248,7 @@ TEST_CASE("network: a partition fires noconnection once on every link and monito
 
 TEST_CASE("network: a partition loses what is in flight - a signal in flight becomes the noconnection", "[network][partition]") {
   Simulation sim;
-  LinkParams slow;
-  slow.latency_min = 50_ms;
-  slow.latency_mean = 50_ms;
+  const LinkParams slow = fixed(50_ms);
   sim.set_default_link(slow);
   std::vector<Got> on_b;
   const Pid pb = recorder(sim, kB, on_b, true);
@@ -293,9 +297,7 @@ TEST_CASE("network: a one-way partition blocks one direction only - and still br
 
 TEST_CASE("network: a cross-node exit signal takes the path's latency", "[network]") {
   Simulation sim;
-  LinkParams p;
-  p.latency_min = 7_ms;
-  p.latency_mean = 7_ms;
+  const LinkParams p = fixed(7_ms);
   sim.set_default_link(p);
   std::vector<Got> on_b;
   const Pid pb = recorder(sim, kB, on_b, true);
@@ -553,9 +555,7 @@ TEST_CASE("network: a trace sink that names new nodes during a cross-node send d
 
 TEST_CASE("network: an exit/2 lost with the connection is traced as lost", "[network]") {
   Simulation sim;
-  LinkParams slow;
-  slow.latency_min = 10_ms;
-  slow.latency_mean = 10_ms;
+  const LinkParams slow = fixed(10_ms);
   sim.set_default_link(slow);
   SpawnOptions ob;
   ob.node = kB;

@@ -62,6 +62,15 @@ std::string field_text(const TraceEvent& e, const char* key) {
   return {};
 }
 
+/// A Poisson fault: mean time between failures `mtbf`, counted while the target is up.
+Fault mtbf_fault(Kind k, Target t, Duration mtbf) {
+  Fault f;
+  f.kind = k;
+  f.target = std::move(t);
+  f.mtbf = mtbf;
+  return f;
+}
+
 Fault at_fault(Kind k, Target t, Duration when) {
   Fault f;
   f.kind = k;
@@ -148,10 +157,7 @@ TEST_CASE("faults: kill by registered name - exit with a reason - repeated every
 TEST_CASE("faults: a stochastic crash fires only while its target is up - the count matches uptime over MTBF") {
   // MTBF 10 s counted while up, repair (init) 5 s, 2000 s: about 2000 / 15 = 133 failures.
   Simulation sim;
-  Fault f;
-  f.kind = Kind::crash;
-  f.target = Target::path("/root/w");
-  f.mtbf = 10_s;
+  Fault f = mtbf_fault(Kind::crash, Target::path("/root/w"), 10_s);
   Injector inj(sim, {f});
   inj.start();
   start_tree(sim, {"w"}, 5_s, 1000);
@@ -293,10 +299,7 @@ TEST_CASE("faults: slow_start makes the target's next start take longer - its su
 
 TEST_CASE("phases: a run with faults and a quiet phase converges - every permanent child running - no restart pending") {
   Simulation sim;
-  Fault crash;
-  crash.kind = Kind::crash;
-  crash.target = Target::path("/root/a");
-  crash.mtbf = 20_s;
+  Fault crash = mtbf_fault(Kind::crash, Target::path("/root/a"), 20_s);
   Fault kill = crash;
   kill.kind = Kind::kill;
   kill.target = Target::path("/root/b");
@@ -372,14 +375,8 @@ TEST_CASE("faults: the same seed and fault set give the same trace - under the r
     opts.seed = seed;
     opts.tie_break = TieBreak::random;
     Simulation sim(opts);
-    Fault crash;
-    crash.kind = Kind::crash;
-    crash.target = Target::path("/root/a");
-    crash.mtbf = 3_s;
-    Fault pause;
-    pause.kind = Kind::pause;
-    pause.target = Target::node("b");
-    pause.mtbf = 10_s;
+    Fault crash = mtbf_fault(Kind::crash, Target::path("/root/a"), 3_s);
+    Fault pause = mtbf_fault(Kind::pause, Target::node("b"), 10_s);
     pause.duration = 500_ms;
     Fault loss;
     loss.kind = Kind::loss;
