@@ -18,6 +18,7 @@ struct BackoffPolicy {
   Ratio factor{2, 1};                     ///< multiplier per attempt
   Ratio jitter{1, 10};                    ///< ± this fraction of the delay
   std::uint32_t max_attempts = 0;         ///< 0: retry for ever
+  bool operator==(const BackoffPolicy&) const = default;
 };
 
 /// The delay before retry `attempt` (1, 2, ...) without jitter: min(initial * factor^(attempt-1),

@@ -46,6 +46,7 @@ struct ChildSpec {
   bool significant = false;
   /// The node the child runs on; empty: its supervisor's node.
   Atom node{};
+  bool operator==(const ChildSpec&) const = default;
 };
 
 /// OTP's default shutdown for a child of this type.
@@ -69,6 +70,7 @@ struct SupFlags {
   /// children (simple_one_for_one only); nothing: no limit.
   std::optional<std::uint32_t> max_children;
 
+  bool operator==(const SupFlags&) const = default;
   static SupFlags otp() { return {}; }
   static SupFlags elixir() {
     SupFlags f;

@@ -74,6 +74,7 @@ struct Fault {
   Duration delay{};            ///< clog: extra latency; slow_start: extra start time
   Ratio ratio = Ratio::never();  ///< loss / duplicate / reorder
   std::optional<Duration> restart_after{};  ///< node_crash: restart the node this much later
+  bool operator==(const Fault&) const = default;
 };
 
 /// What a fault set and a run's phases look like as a whole (DESIGN.md §4).
@@ -81,6 +82,7 @@ struct Phases {
   Duration chaos{};                    ///< faults are on in [0, chaos)
   std::optional<Duration> quiet{};     ///< then faults stop, the network heals, nodes come back
   bool expect_escalation = false;      ///< the run is expected to take the root down
+  bool operator==(const Phases&) const = default;
 };
 
 }  // namespace lic::faults

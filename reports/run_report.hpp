@@ -1,0 +1,94 @@
+#pragma once
+// What the report writers read: one finished run as plain data (the scenario's tree shape, the
+// verdicts, the final state, the trace). tools/ fills it in from a scenarios::RunResult; the
+// writers here never run anything (DESIGN.md §8).
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+#include "supervision/lifecycle.hpp"
+#include "supervision/supervisor.hpp"
+
+namespace lic::reports {
+
+/// A node of the tree as the scenario declares it (for the diagram's labels).
+struct ShapeNode {
+  std::string path;   ///< "/root/input/parser"
+  std::string id;     ///< "parser"
+  std::string kind;   ///< "supervisor", "worker", "lifecycle" or "service"
+  std::string behaviour;  ///< workers and services: the catalogue name
+  std::string node;   ///< the node it runs on ("" = its parent's)
+  // supervisors
+  std::string strategy;     ///< "one_for_one", ...
+  std::uint32_t intensity = 0;
+  Duration period{};
+  // children
+  std::string restart;      ///< "permanent", "transient", "temporary"
+  std::string shutdown;     ///< "brutal_kill", "5s", "infinity"
+  bool significant = false;
+  std::vector<std::string> depends_on;  ///< services
+  std::vector<ShapeNode> children;
+};
+
+struct CheckOutcome {
+  std::string name;
+  bool passed = false;
+  std::string detail;
+};
+
+struct RunReport {
+  std::string scenario;      ///< its name
+  std::string file;          ///< the scenario file as given on the command line
+  std::uint64_t seed = 0;
+  std::string tie_break;     ///< "fifo" or "random"
+  Time end{};
+  std::uint64_t events = 0;
+  std::uint64_t trace_hash = 0;
+  bool passed = false;
+  std::vector<CheckOutcome> checks;
+  /// The one-line command that runs exactly this again.
+  std::string reproduce;
+  std::vector<ShapeNode> trees;
+  /// The kept trace (TraceMode::keep); never null when writing reports.
+  const EventLog* trace = nullptr;
+  std::vector<supervision::SupervisorSnapshot> final_supervisors;
+  std::vector<supervision::LifecycleSnapshot> final_lifecycles;
+  std::map<std::string, std::uint32_t> starts;  ///< start attempts per path
+  std::vector<std::string> alive;               ///< paths alive at the end
+};
+
+/// Which files write_reports writes.
+struct ReportSelection {
+  bool trace = true, tree = true, timeline = true, perfetto = true, junit = true, summary = true,
+       html = true;
+};
+
+/// The summary object: scenario, seed, virtual_time_ns, events, trace_hash, passed,
+/// checks[{name, passed, detail}], reproduce, final{supervisors, lifecycles, starts, alive}.
+/// It is what `run --format json` prints and what summary.json holds.
+std::string summary_json(const RunReport& r);
+
+/// tree.dot: supervisors with strategy and intensity, children with restart type, coloured by
+/// final state, with restart counts and escalations marked.
+std::string tree_dot(const RunReport& r);
+/// timeline.svg: one lane per tree path over [0, end).
+std::string timeline_svg(const RunReport& r);
+/// trace.perfetto.json: Chrome trace event format.
+std::string perfetto_json(const RunReport& r);
+/// junit.xml: one test case per check; a failure carries the reproduce command.
+std::string junit_xml(const RunReport& r);
+/// index.html: the verdict table and links to the other files.
+std::string index_html(const RunReport& r, const ReportSelection& written, bool have_svg_tree);
+
+/// Writes the selected reports into `dir` (created if needed), each atomically; tree.svg when
+/// Graphviz's `dot` is on PATH (a note in index.html otherwise). Returns the errors, one per
+/// file that could not be written; empty on success.
+std::vector<std::string> write_reports(const RunReport& r, const std::filesystem::path& dir,
+                                       const ReportSelection& which = {});
+
+}  // namespace lic::reports

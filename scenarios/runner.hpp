@@ -1,0 +1,68 @@
+#pragma once
+// Runs a scenario: builds the Simulation (nodes, network, root trees, script, faults), runs the
+// chaos and quiet phases, then the checks. The CLI's run, sweep, diagram and replay, and the
+// catalogue tests, all come through here.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/faults/injector.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/simulation.hpp"
+#include "supervision/lifecycle.hpp"
+#include "supervision/supervisor.hpp"
+
+namespace lic::scenarios {
+
+struct RunOptions {
+  std::optional<std::uint64_t> seed{};      ///< overrides the file's seed
+  std::optional<TieBreak> tie_break{};      ///< overrides the file's tie-break
+  /// Stops the run at this virtual time (the chaos phase is cut short; the quiet phase and the
+  /// convergence check are skipped when it is reached before them).
+  std::optional<Time> until{};
+  TraceMode trace = TraceMode::keep;
+  std::vector<TraceSink*> sinks{};  ///< streamed every event (e.g. a JSON-lines writer)
+};
+
+struct CheckResult {
+  std::string name;    ///< as written: "converges", "availability(/root/input)"
+  bool passed = false;
+  std::string detail;  ///< what was measured or what went wrong, one line
+};
+
+/// One supervisor's final state, for `final` in the JSON summary.
+struct FinalState {
+  std::vector<supervision::SupervisorSnapshot> supervisors;
+  std::vector<supervision::LifecycleSnapshot> lifecycles;
+  /// Start attempts per tree path (the largest label instance seen), in path order.
+  std::map<std::string, std::uint32_t> starts;
+  /// Paths with a live process at the end, sorted.
+  std::vector<std::string> alive;
+};
+
+struct RunResult {
+  std::unique_ptr<Simulation> sim;  ///< the finished simulation (its trace, its processes)
+  std::uint64_t seed = 0;
+  TieBreak tie_break = TieBreak::fifo;
+  Time end{};
+  std::uint64_t events = 0;      ///< trace events
+  std::uint64_t trace_hash = 0;
+  faults::PhaseOutcome phases{};
+  std::size_t faults_injected = 0;
+  std::size_t faults_skipped = 0;
+  std::vector<CheckResult> checks;
+  FinalState final_state;
+  bool passed = false;           ///< every check holds
+};
+
+/// Runs `s`. The scenario must have passed validation (scenario_yaml.hpp's parse does it).
+RunResult run(const Scenario& s, const RunOptions& opts = {});
+
+/// The hex form of a trace hash, as the CLI prints it (16 digits).
+std::string hash_hex(std::uint64_t h);
+
+}  // namespace lic::scenarios

@@ -1,0 +1,139 @@
+#include "scenarios/scenario.hpp"
+
+#include <array>
+#include <charconv>
+#include <numeric>
+
+namespace lic::scenarios {
+
+bool ServiceDecl::operator==(const ServiceDecl&) const = default;
+bool TreeNode::operator==(const TreeNode&) const = default;
+
+bool Scenario::operator==(const Scenario& o) const {
+  // Everything but `file` (where it was read from is not what it is).
+  return name == o.name && description == o.description && seed == o.seed &&
+         tie_break == o.tie_break && duration == o.duration && nodes == o.nodes &&
+         default_link == o.default_link && links == o.links && trees == o.trees &&
+         script == o.script && faults == o.faults && quiet == o.quiet &&
+         expect_escalation == o.expect_escalation && checks == o.checks && reports == o.reports;
+}
+
+std::string Scenario::default_node() const { return nodes.empty() ? "node0" : nodes.front().name; }
+
+namespace {
+constexpr std::array<std::string_view, 9> kOps = {"crash",         "kill",          "exit",
+                                                  "stop",          "start_child",   "terminate_child",
+                                                  "restart_child", "delete_child",  "which_children"};
+}  // namespace
+
+std::string_view to_string(Step::Op op) { return kOps[static_cast<std::size_t>(op)]; }
+
+bool parse_step_op(std::string_view text, Step::Op& out) {
+  for (std::size_t i = 0; i < kOps.size(); ++i) {
+    if (kOps[i] == text) {
+      out = static_cast<Step::Op>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+Ratio reduce(Ratio r) {
+  if (r.num == 0) return Ratio{0, 1};
+  const std::uint64_t g = std::gcd(r.num, r.den);
+  return Ratio{r.num / g, r.den / g};
+}
+
+namespace {
+
+/// An unsigned decimal `123` or `1.25` as an exact fraction; false on anything else.
+bool parse_decimal(std::string_view t, std::uint64_t& num, std::uint64_t& den) {
+  if (t.empty()) return false;
+  num = 0;
+  den = 1;
+  bool digits = false;
+  bool point = false;
+  for (char c : t) {
+    if (c == '.') {
+      if (point) return false;
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return false;
+    digits = true;
+    if (num > (UINT64_MAX - 9) / 10 || (point && den > UINT64_MAX / 10)) return false;
+    num = num * 10 + static_cast<std::uint64_t>(c - '0');
+    if (point) den *= 10;
+  }
+  return digits;
+}
+
+}  // namespace
+
+bool parse_ratio(std::string_view text, Ratio& out, std::string& error) {
+  std::uint64_t num = 0;
+  std::uint64_t den = 1;
+  if (const auto slash = text.find('/'); slash != std::string_view::npos) {
+    const std::string_view a = text.substr(0, slash);
+    const std::string_view b = text.substr(slash + 1);
+    const auto ra = std::from_chars(a.data(), a.data() + a.size(), num);
+    const auto rb = std::from_chars(b.data(), b.data() + b.size(), den);
+    if (a.empty() || b.empty() || ra.ec != std::errc() || ra.ptr != a.data() + a.size() ||
+        rb.ec != std::errc() || rb.ptr != b.data() + b.size()) {
+      error = "bad ratio '" + std::string(text) + "' (write 2%, 0.02 or 1/50)";
+      return false;
+    }
+    if (den == 0) {
+      error = "bad ratio '" + std::string(text) + "': division by zero";
+      return false;
+    }
+  } else {
+    const bool percent = !text.empty() && text.back() == '%';
+    const std::string_view body = percent ? text.substr(0, text.size() - 1) : text;
+    if (!parse_decimal(body, num, den) || (percent && den > UINT64_MAX / 100)) {
+      error = "bad ratio '" + std::string(text) + "' (write 2%, 0.02 or 1/50)";
+      return false;
+    }
+    if (percent) den *= 100;
+  }
+  if (num > den) {
+    error = "ratio '" + std::string(text) + "' is more than 100%";
+    return false;
+  }
+  out = reduce(Ratio{num, den});
+  return true;
+}
+
+std::string format_ratio(Ratio r) {
+  r = reduce(r);
+  if (r.num == 0) return "0";
+  if (r.num == r.den) return "1";
+  // A denominator of the form 2^a 5^b has an exact decimal: print it as a percentage.
+  std::uint64_t d = r.den;
+  unsigned twos = 0;
+  unsigned fives = 0;
+  while (d % 2 == 0) d /= 2, ++twos;
+  while (d % 5 == 0) d /= 5, ++fives;
+  const unsigned digits = std::max(twos, fives);
+  if (d == 1 && digits <= 17) {
+    // num/den = num * scale / 10^digits with scale = 10^digits / den.
+    std::uint64_t pow10 = 1;
+    for (unsigned i = 0; i < digits; ++i) pow10 *= 10;
+    const std::uint64_t scale = pow10 / r.den;
+    if (r.num <= UINT64_MAX / scale) {
+      std::string s = std::to_string(r.num * scale);
+      // As a percentage: move the point two places right.
+      const int point = static_cast<int>(digits) - 2;  // digits after the point in percent
+      if (point <= 0) {
+        s += std::string(static_cast<std::size_t>(-point), '0');
+        return s + "%";
+      }
+      if (s.size() <= static_cast<std::size_t>(point)) s.insert(0, static_cast<std::size_t>(point) - s.size() + 1, '0');
+      s.insert(s.size() - static_cast<std::size_t>(point), ".");
+      return s + "%";
+    }
+  }
+  return std::to_string(r.num) + "/" + std::to_string(r.den);
+}
+
+}  // namespace lic::scenarios
