@@ -53,6 +53,9 @@ struct RunReport {
   std::vector<CheckOutcome> checks;
   /// The one-line command that runs exactly this again.
   std::string reproduce;
+  /// When not empty: the first line of trace.jsonl (a JSON object saying how to run this again,
+  /// which `letitcrash replay` reads).
+  std::string trace_header;
   std::vector<ShapeNode> trees;
   /// The kept trace (TraceMode::keep); never null when writing reports.
   const EventLog* trace = nullptr;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/checks.hpp"
 #include "scenarios/faults/injector.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -28,17 +29,11 @@ struct RunOptions {
   std::vector<TraceSink*> sinks{};  ///< streamed every event (e.g. a JSON-lines writer)
 };
 
-struct CheckResult {
-  std::string name;    ///< as written: "converges", "availability(/root/input)"
-  bool passed = false;
-  std::string detail;  ///< what was measured or what went wrong, one line
-};
-
 /// One supervisor's final state, for `final` in the JSON summary.
 struct FinalState {
   std::vector<supervision::SupervisorSnapshot> supervisors;
   std::vector<supervision::LifecycleSnapshot> lifecycles;
-  /// Start attempts per tree path (the largest label instance seen), in path order.
+  /// Start attempts per tree path over the whole run (spawns at that path), in path order.
   std::map<std::string, std::uint32_t> starts;
   /// Paths with a live process at the end, sorted.
   std::vector<std::string> alive;

@@ -1,6 +1,7 @@
 #include "supervision/lifecycle.hpp"
 
 #include "supervision/call_reply.hpp"
+#include "supervision/supervisor.hpp"
 
 #include <cassert>
 #include <map>
@@ -420,7 +421,14 @@ void LifecycleSupervisor::dispatch(Context& ctx, const Message& m) {
   reconcile(ctx);
 }
 
-void LifecycleSupervisor::handle_info(Context& ctx, const Message& m) { dispatch(ctx, m); }
+void LifecycleSupervisor::handle_info(Context& ctx, const Message& m) {
+  if (m.tag == kSystemStop) {
+    const Reason* why = m.get<Reason>();
+    ctx.stop(why != nullptr ? *why : Reason::normal());
+    return;
+  }
+  dispatch(ctx, m);
+}
 
 void LifecycleSupervisor::terminate(Context& ctx, const Reason&) {
   // The ordered stop, blocking: the supervisor ends only when every service has. Calls wait in

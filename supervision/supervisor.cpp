@@ -17,6 +17,7 @@ bool is_exit_from(const Message& m, Pid pid) { return m.kind == MsgKind::exit &&
 }  // namespace
 
 const Atom kTryAgain("try_again_restart");
+const Atom kSystemStop("$system_stop");
 
 Supervisor::Supervisor(SupervisorSpec spec)
     : flags_(spec.flags), intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
@@ -364,7 +365,10 @@ void Supervisor::compact() {
 }
 
 void Supervisor::handle_info(Context& ctx, const Message& m) {
-  if (m.tag == kTryAgain && m.from == ctx.self()) {
+  if (m.tag == kSystemStop) {
+    const Reason* why = m.get<Reason>();
+    ctx.stop(why != nullptr ? *why : Reason::normal());
+  } else if (m.tag == kTryAgain && m.from == ctx.self()) {
     if (const auto* key = m.get<std::uint32_t>()) try_again(ctx, *key);
   } else if (m.kind == MsgKind::exit) {
     // A child has a live pid: an EXIT from anything else (the world's Pid{} included) is not a

@@ -133,6 +133,12 @@ class Supervisor final : public Behaviour {
   RestartIntensity intensity_;
 };
 
+/// Tag of the message that stops a supervisor from outside, as gen_server:stop / proc_lib:stop
+/// do (a system message in OTP): the payload is the Reason (normal when absent); terminate
+/// runs (the children are shut down in order) and the supervisor ends with that reason. Both
+/// the OTP and the lifecycle supervisor accept it.
+extern const Atom kSystemStop;
+
 /// The argument of a simple_one_for_one start_child (OTP's extra arguments).
 struct DynamicArg {
   std::string arg;

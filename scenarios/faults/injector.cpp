@@ -404,6 +404,18 @@ void Injector::on_event(const TraceEvent& e) {
 
 // ---- phases --------------------------------------------------------------------------------
 
+std::optional<Time> settled_after(const EventLog& log, Time chaos_end) {
+  for (std::size_t k = log.size(); k-- > 0;) {
+    const TraceEvent& e = log[k];
+    if (e.time < chaos_end) break;
+    if ((e.kind == EventKind::exit && !e.label.name.empty()) ||
+        (e.kind == EventKind::system && e.name == kChildStarted)) {
+      return e.time;
+    }
+  }
+  return std::nullopt;
+}
+
 PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root) {
   PhaseOutcome out;
   injector.start();
@@ -412,17 +424,7 @@ PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phase
   injector.stop();
   out.end = out.chaos_end + phases.quiet.value_or(Duration::zero());
   sim.run_until(out.end);
-  // When the tree last changed after the chaos phase: a start or an exit under the root.
-  const EventLog& log = sim.trace().events();
-  for (std::size_t k = log.size(); k-- > 0;) {
-    const TraceEvent& e = log[k];
-    if (e.time < out.chaos_end) break;
-    if ((e.kind == EventKind::exit && !e.label.name.empty()) ||
-        (e.kind == EventKind::system && e.name == kChildStarted)) {
-      out.settled_at = e.time;
-      break;
-    }
-  }
+  out.settled_at = settled_after(sim.trace().events(), out.chaos_end);
   out.escalated = !sim.alive(root);
   if (out.escalated) {
     out.not_running.push_back("the root is gone (escalated to the top)");

@@ -91,6 +91,10 @@ struct PhaseOutcome {
   bool passed = false;
 };
 
+/// When the tree last changed (a start, or an exit of a labelled process) at or after
+/// `chaos_end`; nothing when it did not.
+std::optional<Time> settled_after(const EventLog& log, Time chaos_end);
+
 /// Runs the chaos phase (faults on) and the quiet phase (faults off) of `phases` from now, then
 /// checks convergence of the tree under the root process `root` (a supervisor).
 PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root);

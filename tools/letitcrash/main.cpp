@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/bench.hpp"
+#include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
 
 #ifndef LETITCRASH_VERSION
@@ -23,6 +24,30 @@ CLI::Validator choice(const char* name, Parse parse) {
         return parse(s, v) ? std::string() : "'" + s + "' is not one of " + name;
       },
       name);
+}
+
+CLI::Validator duration_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const lic::DurationParse p = lic::parse_duration(s);
+        return p.ok ? std::string() : p.error;
+      },
+      "DURATION");
+}
+
+CLI::Validator tie_break_check() {
+  return choice<lic::TieBreak>("fifo|random", [](const std::string& s, lic::TieBreak& t) { return lic::parse_tie_break(s, t); });
+}
+
+std::optional<lic::Time> as_time(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return lic::Time{} + lic::parse_duration(text).value;
+}
+
+std::optional<lic::TieBreak> as_tie_break(const std::string& text) {
+  lic::TieBreak t{};
+  if (text.empty() || !lic::parse_tie_break(text, t)) return std::nullopt;
+  return t;
 }
 
 }  // namespace
@@ -81,6 +106,38 @@ int main(int argc, char** argv) {
   d->add_option("--out", demo.out_dir, "Write trace.txt, trace.jsonl and summary.txt into this folder");
   d->add_flag("--quiet", demo.quiet, "Print only the summary line");
 
+  lic::tools::RunArgs run;
+  std::string run_until;
+  std::string run_tie;
+  std::string run_format = "text";
+  auto* r = app.add_subcommand("run", "Run a scenario file: exit 0 when every check holds, 1 when one fails, 2 for bad input");
+  r->add_option("file", run.file, "The scenario file (YAML; docs/scenario-format.md)")->required();
+  r->add_option("--seed", run.seed, "Root seed (default: the file's)");
+  r->add_option("--tie-break", run_tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
+  r->add_option("--until", run_until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
+  r->add_option("--out", run.out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
+  r->add_flag("--trace", run.print_trace, "Print every trace event as a readable line while it runs");
+  r->add_option("--format", run_format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));
+
+  std::vector<std::string> validate_files;
+  bool validate_list = false;
+  auto* v = app.add_subcommand("validate", "Check scenario files without running them: every mistake as file:line:col: message (exit 2)");
+  v->add_option("files", validate_files, "Scenario files");
+  v->add_flag("--list", validate_list, "Also list the behaviours and checks a file can name");
+
+  lic::tools::DiagramArgs diagram;
+  std::string diagram_at;
+  std::string diagram_format = "text";
+  auto* g = app.add_subcommand("diagram", "Print the supervision tree as it stands at a virtual time");
+  g->add_option("file", diagram.file, "The scenario file")->required();
+  g->add_option("--at", diagram_at, "The virtual time, e.g. 30s (default: 0, right after the trees boot)")->check(duration_check());
+  g->add_option("--seed", diagram.seed, "Root seed (default: the file's)");
+  g->add_option("--format", diagram_format, "text (an indented tree) or dot (Graphviz)")->check(CLI::IsMember({"text", "dot"}));
+
+  std::string replay_file;
+  auto* p = app.add_subcommand("replay", "Re-run a recorded trace's scenario and seed and report the first divergence, if any (exit 1)");
+  p->add_option("trace", replay_file, "A trace.jsonl written by `run --out`")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -101,6 +158,25 @@ int main(int argc, char** argv) {
     bench.both_backends = backend == "both";
     return lic::bench::run(bench);
   }
+  if (r->parsed()) {
+    run.until = as_time(run_until);
+    run.tie_break = as_tie_break(run_tie);
+    run.json = run_format == "json";
+    return lic::tools::run_command(run);
+  }
+  if (v->parsed()) {
+    if (validate_files.empty() && !validate_list) {
+      std::fprintf(stderr, "validate: give one or more scenario files (or --list)\n");
+      return 2;
+    }
+    return lic::tools::validate_command(validate_files, validate_list);
+  }
+  if (g->parsed()) {
+    diagram.at = as_time(diagram_at);
+    diagram.dot = diagram_format == "dot";
+    return lic::tools::diagram_command(diagram);
+  }
+  if (p->parsed()) return lic::tools::replay_command(replay_file);
   if (d->parsed()) {
     lic::parse_tie_break(tie, demo.tie_break);
     lic::parse_fiber_backend(demo_backend, demo.backend);
