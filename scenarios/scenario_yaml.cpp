@@ -666,12 +666,16 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
   if (f.at && f.mtbf) rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both");
   if (!f.at && !f.mtbf) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");
   if (f.every && !f.at) rd.error(n, "`every` repeats a scheduled fault: give `at` too");
+  // A missing option is reported only when it was not written at all (a bad value was reported).
+  auto given = [&](const char* key) {
+    return std::any_of(options.begin(), options.end(), [&](const Entry* e) { return e->key == key; });
+  };
   if (have_kind && (f.kind == faults::Kind::loss || f.kind == faults::Kind::duplicate || f.kind == faults::Kind::reorder) &&
-      f.ratio == Ratio::never())
+      !given("ratio"))
     rd.error(n, "a " + std::string(faults::to_string(f.kind)) + " fault needs a `ratio`");
-  if (have_kind && (f.kind == faults::Kind::clog || f.kind == faults::Kind::slow_start) && f.delay == Duration::zero())
+  if (have_kind && (f.kind == faults::Kind::clog || f.kind == faults::Kind::slow_start) && !given("delay"))
     rd.error(n, "a " + std::string(faults::to_string(f.kind)) + " fault needs a `delay`");
-  if (have_kind && f.kind == faults::Kind::pause && f.duration == Duration::zero())
+  if (have_kind && f.kind == faults::Kind::pause && !given("duration"))
     rd.error(n, "a pause fault needs a `duration`");
   return f;
 }
@@ -1125,13 +1129,15 @@ void write_args(YAML::Emitter& y, const BehaviourRef& b) {
   y << YAML::EndMap;
 }
 
-void write_link(YAML::Emitter& y, const LinkParams& p) {
+/// A link's parameters where they differ from `base` (what the reader starts from: a link
+/// starts from the default link, and `latency` alone means a fixed latency).
+void write_link(YAML::Emitter& y, const LinkParams& p, const LinkParams& base) {
   y << YAML::Key << "latency" << YAML::Value << format_duration(p.latency_mean);
   if (p.latency_min != p.latency_mean) y << YAML::Key << "latency_min" << YAML::Value << format_duration(p.latency_min);
-  if (p.loss != Ratio::never()) y << YAML::Key << "loss" << YAML::Value << format_ratio(p.loss);
-  if (p.duplicate != Ratio::never()) y << YAML::Key << "duplicate" << YAML::Value << format_ratio(p.duplicate);
-  if (p.reorder != Ratio::never()) y << YAML::Key << "reorder" << YAML::Value << format_ratio(p.reorder);
-  if (p.clog != Duration::zero()) y << YAML::Key << "clog" << YAML::Value << format_duration(p.clog);
+  if (p.loss != base.loss) y << YAML::Key << "loss" << YAML::Value << format_ratio(p.loss);
+  if (p.duplicate != base.duplicate) y << YAML::Key << "duplicate" << YAML::Value << format_ratio(p.duplicate);
+  if (p.reorder != base.reorder) y << YAML::Key << "reorder" << YAML::Value << format_ratio(p.reorder);
+  if (p.clog != base.clog) y << YAML::Key << "clog" << YAML::Value << format_duration(p.clog);
 }
 
 void write_flags(YAML::Emitter& y, const supervision::SupFlags& f) {
@@ -1309,14 +1315,14 @@ std::string to_yaml(const Scenario& s) {
   if (s.default_link != LinkParams{} || !s.links.empty()) {
     y << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "default" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    write_link(y, s.default_link);
+    write_link(y, s.default_link, LinkParams{});
     y << YAML::EndMap;
     if (!s.links.empty()) {
       y << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
       for (const LinkDecl& l : s.links) {
         y << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << l.from << YAML::Key << "to"
           << YAML::Value << l.to;
-        write_link(y, l.params);
+        write_link(y, l.params, s.default_link);
         y << YAML::EndMap;
       }
       y << YAML::EndSeq;
