@@ -64,7 +64,7 @@ const std::vector<CheckInfo>& check_catalogue() {
       {"escalates", "a root supervisor reached its restart intensity (the run expects it)", false, false, false},
       {"availability", "the subtree at `of` was up at least `min` of the run", true, true, false},
       {"alive", "a process runs at `of` at the end", true, false, false},
-      {"restarts", "the process at `of` was restarted at most `max` times", true, false, true},
+      {"restarts", "the process at `of` was restarted exactly `count` or at most `max` times", true, false, true},
   };
   return all;
 }
@@ -119,8 +119,12 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
     } else if (c.name == "restarts") {
       const auto it = in.starts.find(c.of);
       const std::int64_t restarts = it == in.starts.end() ? 0 : std::int64_t{it->second} - 1;
-      r.passed = restarts <= c.max.value_or(0);
-      r.detail = fmt::format("{} restarts (at most {})", std::max<std::int64_t>(restarts, 0), c.max.value_or(0));
+      const std::int64_t n = std::max<std::int64_t>(restarts, 0);
+      r.passed = (!c.max || n <= *c.max) && (!c.count || n == *c.count);
+      std::string want;
+      if (c.count) want = fmt::format("exactly {}", *c.count);
+      if (c.max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *c.max);
+      r.detail = fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want);
     } else {
       r.detail = "unknown check";
     }

@@ -19,7 +19,7 @@ struct CheckInfo {
   std::string help;
   bool needs_of = false;   ///< takes a tree path
   bool needs_min = false;  ///< takes a ratio
-  bool needs_max = false;  ///< takes a count
+  bool needs_max = false;  ///< takes a count: `max` (at most) or `count` (exactly)
 };
 
 /// Every check, in the order docs/scenario-format.md lists them.

@@ -119,7 +119,8 @@ struct CheckDecl {
   std::string name{};         ///< converges, no_escalation, escalates, availability, alive, ...
   std::string of{};           ///< the tree path it is about, when it takes one
   std::optional<Ratio> min{};  ///< availability: the least acceptable fraction
-  std::optional<std::int64_t> max{};  ///< a bound, for the checks that take one
+  std::optional<std::int64_t> max{};    ///< restarts: at most this many
+  std::optional<std::int64_t> count{};  ///< restarts: exactly this many
   Mark mark{};
   bool operator==(const CheckDecl&) const = default;
 };

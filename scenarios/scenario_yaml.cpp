@@ -706,14 +706,14 @@ CheckDecl read_check(Reader& rd, const YAML::Node& n) {
   if (!value || value->IsNull()) {
     if (info->needs_of) rd.error(n, "check '" + c.name + "' needs `of` (a tree path)");
     if (info->needs_min) rd.error(n, "check '" + c.name + "' needs `min`");
-    if (info->needs_max) rd.error(n, "check '" + c.name + "' needs `max`");
+    if (info->needs_max) rd.error(n, "check '" + c.name + "' needs `max` (at most) or `count` (exactly)");
     return c;
   }
   const YAML::Node v = *value;
   if (v.IsScalar()) {
     c.of = v.Scalar();  // `alive: /root/db`
   } else {
-    for (const Entry& e : rd.entries(v, "check '" + c.name + "'", {"of", "min", "max"})) {
+    for (const Entry& e : rd.entries(v, "check '" + c.name + "'", {"of", "min", "max", "count"})) {
       if (e.key == "of") rd.scalar(e.value, "of", c.of);
       else if (e.key == "min") {
         Ratio r;
@@ -721,15 +721,18 @@ CheckDecl read_check(Reader& rd, const YAML::Node& n) {
       } else if (e.key == "max") {
         std::int64_t m = 0;
         if (rd.integer<std::int64_t>(e.value, "max", m, 0, 1'000'000'000)) c.max = m;
+      } else if (e.key == "count") {
+        std::int64_t m = 0;
+        if (rd.integer<std::int64_t>(e.value, "count", m, 0, 1'000'000'000)) c.count = m;
       }
     }
   }
   if (info->needs_of && c.of.empty()) rd.error(v, "check '" + c.name + "' needs `of` (a tree path)");
   if (!info->needs_of && !c.of.empty()) rd.error(v, "check '" + c.name + "' takes no `of`");
   if (info->needs_min && !c.min) rd.error(v, "check '" + c.name + "' needs `min`");
-  if (info->needs_max && !c.max) rd.error(v, "check '" + c.name + "' needs `max`");
+  if (info->needs_max && !c.max && !c.count) rd.error(v, "check '" + c.name + "' needs `max` (at most) or `count` (exactly)");
   if (!info->needs_min && c.min) rd.error(v, "check '" + c.name + "' takes no `min`");
-  if (!info->needs_max && c.max) rd.error(v, "check '" + c.name + "' takes no `max`");
+  if (!info->needs_max && (c.max || c.count)) rd.error(v, "check '" + c.name + "' takes no `max` or `count`");
   return c;
 }
 
@@ -1276,7 +1279,7 @@ void write_step(YAML::Emitter& y, const Step& s) {
 }
 
 void write_check(YAML::Emitter& y, const CheckDecl& c) {
-  if (c.of.empty() && !c.min && !c.max) {
+  if (c.of.empty() && !c.min && !c.max && !c.count) {
     y << c.name;
     return;
   }
@@ -1284,6 +1287,7 @@ void write_check(YAML::Emitter& y, const CheckDecl& c) {
   if (!c.of.empty()) y << YAML::Key << "of" << YAML::Value << c.of;
   if (c.min) y << YAML::Key << "min" << YAML::Value << format_ratio(*c.min);
   if (c.max) y << YAML::Key << "max" << YAML::Value << *c.max;
+  if (c.count) y << YAML::Key << "count" << YAML::Value << *c.count;
   y << YAML::EndMap << YAML::EndMap;
 }
 

@@ -281,7 +281,10 @@ Scenario gen_scenario() {
     c.name = *rc::gen::element<std::string>("converges", "no_escalation", "escalates", "availability", "alive", "restarts");
     if (c.name == "availability" || c.name == "alive" || c.name == "restarts") c.of = *rc::gen::elementOf(paths.all);
     if (c.name == "availability") c.min = gen_ratio();
-    if (c.name == "restarts") c.max = *rc::gen::inRange<std::int64_t>(0, 50);
+    if (c.name == "restarts") {
+      if (*rc::gen::arbitrary<bool>()) c.max = *rc::gen::inRange<std::int64_t>(0, 50);
+      if (!c.max || *rc::gen::arbitrary<bool>()) c.count = *rc::gen::inRange<std::int64_t>(0, 50);
+    }
     s.checks.push_back(c);
   }
   if (*rc::gen::arbitrary<bool>()) {
