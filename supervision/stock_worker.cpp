@@ -6,25 +6,62 @@
 namespace lic::supervision {
 
 const Atom kCrash("crash");
+const Atom kTick("tick");
+
+namespace {
+const Atom kN("n");
+}  // namespace
 
 InitResult StockWorker::init(Context& ctx) {
   if (config_.stop != StopStyle::prompt) ctx.trap_exit(true);
   if (config_.init_delay > Duration::zero()) ctx.sleep(config_.init_delay);
-  if (config_.inits.empty()) return InitResult::ok();
-  const std::size_t k = std::min<std::size_t>(ctx.label().instance, config_.inits.size());
-  return config_.inits[k == 0 ? 0 : k - 1];
+  InitResult result = InitResult::ok();
+  if (!config_.inits.empty()) {
+    const std::size_t k = std::min<std::size_t>(ctx.label().instance, config_.inits.size());
+    result = config_.inits[k == 0 ? 0 : k - 1];
+  }
+  if (result.status != InitResult::Status::ok) return result;
+  // The plans start when the worker is up, so each incarnation gets its own.
+  const SelfCrash& c = config_.crash;
+  if (c.kind == SelfCrash::Kind::after) ctx.send_after(c.time, ctx.self(), kCrash, c.reason);
+  if (c.kind == SelfCrash::Kind::exponential) {
+    ctx.send_after(ctx.rng().exponential(c.time), ctx.self(), kCrash, c.reason);
+  }
+  if (config_.tick) ctx.send_after(*config_.tick, ctx.self(), kTick);
+  return result;
+}
+
+CallReply StockWorker::handle_call(Context&, const Message& m, From) {
+  if (!config_.echo) return CallReply::noreply();
+  return CallReply::reply(m.tag, m.payload.copy());
 }
 
 void StockWorker::handle_info(Context& ctx, const Message& m) {
-  if (m.tag != kCrash) return;
-  const Reason* why = m.get<Reason>();
-  crashing_ = true;
-  ctx.stop(why != nullptr ? *why : Reason::error(Atom("crash")));
+  if (m.tag == kCrash) {
+    const Reason* why = m.get<Reason>();
+    crashing_ = true;
+    ctx.stop(why != nullptr ? *why : Reason::error(Atom("crash")));
+    return;
+  }
+  if (m.tag == kTick && m.from == ctx.self() && config_.tick) return on_tick(ctx);
+  if (config_.echo && m.kind == MsgKind::plain && m.from && m.from != ctx.self()) {
+    ctx.send(m.from, m.tag, m.payload.copy());
+  }
+}
+
+void StockWorker::on_tick(Context& ctx) {
+  ++ticks_;
+  ctx.emit(kTick, {{kN, static_cast<std::int64_t>(ticks_)}});
+  if (config_.ticks_max != 0 && ticks_ >= config_.ticks_max) {
+    ctx.stop(Reason::normal());
+    return;
+  }
+  ctx.send_after(*config_.tick, ctx.self(), kTick);
 }
 
 void StockWorker::terminate(Context& ctx, const Reason& r) {
   if (crashing_ || r != Reason::shutdown()) return;  // only a requested stop is slow
-  if (config_.stop == StopStyle::delay) ctx.sleep(config_.stop_delay);
+  if (config_.stop == StopStyle::delay && config_.stop_delay > Duration::zero()) ctx.sleep(config_.stop_delay);
   if (config_.stop == StopStyle::stall) ctx.receive([](const Message&) { return false; });
 }
 

@@ -1,0 +1,225 @@
+#include "properties/conservation.hpp"
+
+#include <optional>
+#include <variant>
+
+namespace lic::properties {
+
+namespace line {
+const Atom kEmitted("line_emitted");
+const Atom kSent("line_sent");
+const Atom kStored("line_stored");
+const Atom kDeadLettered("line_dead_lettered");
+const Atom kLost("line_lost");
+const Atom kSeq("seq");
+const Atom kTo("to");
+const Atom kWhy("why");
+}  // namespace line
+
+void Lines::add(std::int64_t seq) {
+  ++count;
+  if (seqs.size() < kSeqsMax) seqs.push_back(seq);
+}
+
+std::size_t Conservation::lost_count() const {
+  std::size_t n = 0;
+  for (const auto& [why, lines] : lost) n += lines.count;
+  return n;
+}
+
+namespace {
+
+struct LineState {
+  std::int64_t seq = 0;
+  bool emitted = false;
+  std::size_t accounted = 0;
+  std::uint64_t msg = 0;  // the message carrying it now (0: none, or held by a stage)
+  bool landed = false;    // that message is in its receiver's mailbox
+};
+
+std::optional<std::int64_t> seq_of(const TraceEvent& e) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key != line::kSeq) continue;
+    if (const auto* v = std::get_if<std::int64_t>(&f.value)) return *v;
+  }
+  return std::nullopt;
+}
+
+std::string why_of(const TraceEvent& e) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key != line::kWhy) continue;
+    if (const auto* a = std::get_if<Atom>(&f.value)) return std::string(a->text());
+    if (const auto* s = std::get_if<std::string>(&f.value)) return *s;
+  }
+  return "unknown";
+}
+
+/// A drop of a message not (yet) in its receiver's mailbox.
+std::string why_dropped(const Reason& r) {
+  return r == Reason::noproc() ? "no_receiver" : "network";
+}
+
+/// The pass over the trace; `out` collects as it goes.
+class Checker {
+ public:
+  explicit Checker(Conservation& out) : out_(out) {}
+
+  void on(const TraceEvent& e) {
+    switch (e.kind) {
+      case EventKind::spawn: node_[e.pid] = e.node; break;
+      case EventKind::system: on_system(e); break;
+      case EventKind::send: on_send(e); break;
+      case EventKind::deliver: on_deliver(e); break;
+      case EventKind::drop: on_drop(e); break;
+      default: break;
+    }
+  }
+
+  void finish() {
+    for (const LineState& s : lines_) {
+      if (s.accounted != 0) continue;
+      if (!s.emitted) {
+        out_.unknown.add(s.seq);  // passed on by a stage, never emitted nor accounted
+      } else {
+        (s.msg != 0 && !s.landed ? out_.in_flight : out_.unaccounted).add(s.seq);
+      }
+    }
+    out_.ok = out_.unaccounted.count == 0 && out_.duplicated.count == 0 && out_.unknown.count == 0;
+  }
+
+ private:
+  LineState& state(std::int64_t seq) {
+    auto [it, fresh] = index_.try_emplace(seq, lines_.size());
+    if (fresh) lines_.push_back(LineState{seq});
+    return lines_[it->second];
+  }
+
+  void on_system(const TraceEvent& e) {
+    const std::optional<std::int64_t> seq = seq_of(e);
+    if (!seq) return;
+    if (e.name == line::kEmitted) {
+      LineState& s = state(*seq);
+      if (s.emitted) out_.duplicated.add(*seq);  // a seq used twice: the check cannot tell them apart
+      s.emitted = true;
+      out_.emitted.add(*seq);
+      hand_off(e.pid, s);
+    } else if (e.name == line::kSent) {
+      hand_off(e.pid, state(*seq));
+    } else if (e.name == line::kStored) {
+      account(*seq, out_.stored);
+    } else if (e.name == line::kDeadLettered) {
+      account(*seq, out_.dead_lettered);
+    } else if (e.name == line::kLost) {
+      account(*seq, out_.lost[why_of(e)]);
+    }
+  }
+
+  /// The line is about to leave `pid` in its next send.
+  void hand_off(Pid pid, LineState& s) {
+    release(s);
+    pending_[pid] = s.seq;
+  }
+
+  void release(LineState& s) {
+    if (s.msg != 0) carrier_.erase(s.msg);
+    s.msg = 0;
+    s.landed = false;
+  }
+
+  void account(std::int64_t seq, Lines& where) {
+    LineState& s = state(seq);
+    release(s);
+    where.add(seq);
+    if (!s.emitted) out_.unknown.add(seq);
+    if (++s.accounted > 1) out_.duplicated.add(seq);
+  }
+
+  std::optional<std::int64_t> take_pending(Pid sender) {
+    auto it = pending_.find(sender);
+    if (it == pending_.end()) return std::nullopt;
+    const std::int64_t seq = it->second;
+    pending_.erase(it);
+    return seq;
+  }
+
+  void on_send(const TraceEvent& e) {
+    const std::optional<std::int64_t> seq = take_pending(e.pid);
+    if (!seq) return;
+    LineState& s = state(*seq);
+    s.msg = e.msg;
+    // Between processes on one node a message is in the mailbox as it is sent; across nodes
+    // it lands with a `deliver`.
+    auto to = node_.find(e.other);
+    s.landed = to == node_.end() || to->second == e.node;
+    carrier_[e.msg] = *seq;
+  }
+
+  void on_deliver(const TraceEvent& e) {
+    auto it = carrier_.find(e.msg);
+    if (it != carrier_.end()) state(it->second).landed = true;
+  }
+
+  void on_drop(const TraceEvent& e) {
+    auto it = carrier_.find(e.msg);
+    if (it == carrier_.end()) {
+      // The send itself failed (no such receiver, a partition, a lost path): the drop stands
+      // where the send would have.
+      const std::optional<std::int64_t> seq = take_pending(e.other);
+      if (seq) account(*seq, out_.lost[why_dropped(e.reason)]);
+      return;
+    }
+    const std::int64_t seq = it->second;
+    const bool landed = state(seq).landed;
+    account(seq, out_.lost[landed ? "dead_mailbox" : why_dropped(e.reason)]);
+  }
+
+  Conservation& out_;
+  std::vector<LineState> lines_;                  // in order of first mention
+  std::map<std::int64_t, std::size_t> index_;     // seq -> lines_ index
+  std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries
+  std::map<std::uint64_t, std::int64_t> carrier_; // message id -> the line it carries
+  std::map<Pid, Atom> node_;
+};
+
+/// " (seq 4, 9, ...)": the listed seqs of `l`.
+std::string seq_list(const Lines& l) {
+  std::string s = " (seq";
+  for (std::size_t i = 0; i < l.seqs.size(); ++i) s += (i == 0 ? " " : ", ") + std::to_string(l.seqs[i]);
+  if (l.count > l.seqs.size()) s += ", ...";
+  return s + ")";
+}
+
+void append_violation(std::string& s, const char* what, const Lines& l) {
+  if (l.count != 0) s += "; " + std::to_string(l.count) + " " + what + seq_list(l);
+}
+
+}  // namespace
+
+Conservation check_conservation(const EventLog& events) {
+  Conservation out;
+  Checker checker(out);
+  for (const TraceEvent& e : events) checker.on(e);
+  checker.finish();
+  return out;
+}
+
+std::string describe(const Conservation& c) {
+  std::string s = std::to_string(c.emitted.count) + " emitted: " + std::to_string(c.stored.count) +
+                  " stored, " + std::to_string(c.dead_lettered.count) + " dead-lettered, " +
+                  std::to_string(c.lost_count()) + " lost";
+  if (!c.lost.empty()) {
+    s += ":";
+    bool first = true;
+    for (const auto& [why, lines] : c.lost) {
+      s += (first ? " " : ", ") + why + " " + std::to_string(lines.count) + seq_list(lines);
+      first = false;
+    }
+  }
+  if (c.in_flight.count != 0) s += "; " + std::to_string(c.in_flight.count) + " in flight at the end";
+  append_violation(s, "unaccounted", c.unaccounted);
+  append_violation(s, "accounted more than once", c.duplicated);
+  append_violation(s, "accounted but never emitted", c.unknown);
+  return s;
+}
+
+}  // namespace lic::properties

@@ -1,0 +1,212 @@
+#include "scenarios/systems/pipeline.hpp"
+
+#include <cassert>
+#include <charconv>
+#include <utility>
+
+#include "properties/conservation.hpp"
+
+namespace lic::scenarios::pipeline {
+
+namespace line = properties::line;
+
+namespace {
+
+const Atom kTick("tick");
+const Atom kLine("line");    // Reader -> Parser: Line
+const Atom kEvent("event");  // Parser -> Validator: Event
+const Atom kBad("bad");      // Parser -> DeadLetter: Bad
+const Atom kStore("store");  // Validator -> DB.Sink: Event
+const Atom kCrashed("crashed");
+
+struct Line {
+  std::int64_t seq;
+  std::string text;
+};
+
+struct Event {
+  std::int64_t seq;
+  std::string key;
+  std::int64_t value;
+};
+
+struct Bad {
+  std::int64_t seq;
+  std::string text;
+  Atom why;
+};
+
+/// Traces the line protocol's hand-off, then sends: the order conservation relies on.
+void pass_on(Context& ctx, Atom event, std::int64_t seq, Atom to, Atom tag, Payload payload) {
+  ctx.emit(event, {{line::kSeq, seq}, {line::kTo, to}});
+  ctx.send(to, tag, std::move(payload));
+}
+
+class Reader final : public Behaviour {
+ public:
+  explicit Reader(ReaderConfig c) : c_(c) {
+    assert(check_mix(c_.negative, c_.unparsable).empty());
+    // One draw in [0, den) decides a line: below `garbage_`, garbage; below `negative_`, v < 0.
+    den_ = c_.negative.den * c_.unparsable.den;
+    garbage_ = c_.unparsable.num * c_.negative.den;
+    negative_ = garbage_ + c_.negative.num * c_.unparsable.den;
+  }
+
+  InitResult init(Context& ctx) override {
+    ctx.register_name(c_.name);
+    ctx.send_after(c_.interval, ctx.self(), kTick);
+    return InitResult::ok();
+  }
+
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag != kTick || m.from != ctx.self()) return;
+    const std::int64_t seq = kSeqsPerReader * static_cast<std::int64_t>(ctx.self().id) + ++count_;
+    std::string text = make_line(ctx.rng());
+    pass_on(ctx, line::kEmitted, seq, c_.to, kLine, Line{seq, std::move(text)});
+    ctx.send_after(c_.interval, ctx.self(), kTick);
+  }
+
+ private:
+  std::string make_line(Rng& rng) const {
+    const std::uint64_t x = rng.uniform(den_);
+    const std::string key = "k" + std::to_string(rng.uniform(100));
+    if (x < garbage_) {
+      const std::string v = std::to_string(rng.uniform(1000));
+      switch (rng.uniform(3)) {
+        case 0: return key + " " + v;             // no comma
+        case 1: return key + ",x" + v;            // not a number
+        default: return key + "," + v + "," + v;  // three fields
+      }
+    }
+    const std::int64_t v = x < negative_ ? rng.uniform_range(-999, -1) : rng.uniform_range(0, 999);
+    return key + "," + std::to_string(v);
+  }
+
+  ReaderConfig c_;
+  std::uint64_t den_ = 1;
+  std::uint64_t garbage_ = 0;
+  std::uint64_t negative_ = 0;
+  std::int64_t count_ = 0;
+};
+
+/// A stage that registers its name and handles one message tag.
+class Stage : public Behaviour {
+ public:
+  Stage(Atom name, Atom tag) : name_(name), tag_(tag) {}
+  InitResult init(Context& ctx) override {
+    ctx.register_name(name_);
+    return InitResult::ok();
+  }
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag == tag_) handle(ctx, m);
+  }
+
+ private:
+  virtual void handle(Context& ctx, const Message& m) = 0;
+  Atom name_;
+  Atom tag_;
+};
+
+class Parser final : public Stage {
+ public:
+  explicit Parser(ParserConfig c) : Stage(c.name, kLine), c_(c) {}
+
+ private:
+  void handle(Context& ctx, const Message& m) override {
+    const Line* l = m.get<Line>();
+    if (l == nullptr) return;
+    std::string key;
+    std::int64_t value = 0;
+    const Atom why = parse_line(l->text, key, value);
+    if (!why.empty()) {
+      pass_on(ctx, line::kSent, l->seq, c_.dead_letter, kBad, Bad{l->seq, l->text, why});
+      return;
+    }
+    pass_on(ctx, line::kSent, l->seq, c_.to, kEvent, Event{l->seq, std::move(key), value});
+  }
+  ParserConfig c_;
+};
+
+class Validator final : public Stage {
+ public:
+  explicit Validator(ValidatorConfig c) : Stage(c.name, kEvent), c_(c) {}
+
+ private:
+  void handle(Context& ctx, const Message& m) override {
+    const Event* e = m.get<Event>();
+    if (e == nullptr) return;
+    if (e->value < 0) {
+      // Seed 000's validator raises on an invalid event; the event goes down with it.
+      ctx.emit(line::kLost, {{line::kSeq, e->seq}, {line::kWhy, kCrashed}});
+      ctx.stop(Reason::error(Atom("negative_value")));
+      return;
+    }
+    pass_on(ctx, line::kSent, e->seq, c_.to, kStore, Event{*e});
+  }
+  ValidatorConfig c_;
+};
+
+class Sink final : public Stage {
+ public:
+  explicit Sink(SinkConfig c) : Stage(c.name, kStore) {}
+
+ private:
+  void handle(Context& ctx, const Message& m) override {
+    if (const Event* e = m.get<Event>()) ctx.emit(line::kStored, {{line::kSeq, e->seq}});
+  }
+};
+
+class DeadLetter final : public Stage {
+ public:
+  explicit DeadLetter(SinkConfig c) : Stage(c.name, kBad) {}
+
+ private:
+  void handle(Context& ctx, const Message& m) override {
+    if (const Bad* b = m.get<Bad>()) {
+      ctx.emit(line::kDeadLettered, {{line::kSeq, b->seq}, {line::kWhy, b->why}});
+    }
+  }
+};
+
+}  // namespace
+
+std::string check_mix(Ratio negative, Ratio unparsable) {
+  std::uint64_t den = 0;
+  if (__builtin_mul_overflow(negative.den, unparsable.den, &den)) {
+    return "negative and unparsable are too finely divided to draw exactly (use fewer digits)";
+  }
+  // negative + unparsable <= 1, over the common denominator (each term <= den, no overflow).
+  if (negative.num * unparsable.den > den - unparsable.num * negative.den) {
+    return "negative and unparsable add up to more than 100%";
+  }
+  return "";
+}
+
+Atom parse_line(const std::string& text, std::string& key, std::int64_t& value) {
+  static const Atom kNotTwoFields("not_two_fields");
+  static const Atom kEmptyKey("empty_key");
+  static const Atom kNotAnInteger("not_an_integer");
+  const std::size_t comma = text.find(',');
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos) {
+    return kNotTwoFields;
+  }
+  if (comma == 0) return kEmptyKey;
+  const char* first = text.data() + comma + 1;
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(first, last, value);
+  if (first == last || ec != std::errc() || end != last) return kNotAnInteger;
+  key = text.substr(0, comma);
+  return Atom();
+}
+
+std::unique_ptr<Behaviour> reader(const ReaderConfig& c) { return std::make_unique<Reader>(c); }
+std::unique_ptr<Behaviour> parser(const ParserConfig& c) { return std::make_unique<Parser>(c); }
+std::unique_ptr<Behaviour> validator(const ValidatorConfig& c) {
+  return std::make_unique<Validator>(c);
+}
+std::unique_ptr<Behaviour> sink(const SinkConfig& c) { return std::make_unique<Sink>(c); }
+std::unique_ptr<Behaviour> dead_letter(const SinkConfig& c) {
+  return std::make_unique<DeadLetter>(c);
+}
+
+}  // namespace lic::scenarios::pipeline
