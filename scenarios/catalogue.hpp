@@ -20,7 +20,7 @@ using BehaviourFactory = std::function<std::unique_ptr<Behaviour>(const std::str
 
 struct ArgInfo {
   std::string name;
-  std::string type;       ///< "duration", "ratio", "int", "string", "reason", "init results"
+  std::string type;       ///< "duration", "ratio", "int", "bool", "string", "reason", "init results"
   std::string fallback;   ///< its default, as written in a file ("" = required)
   std::string help;
 };

@@ -101,13 +101,14 @@ std::string sample(const std::string& type) {
   if (type == "int") return "1";
   if (type == "reason") return "normal";
   if (type == "init results") return "ok";
+  if (type == "bool") return "true";
   return "x";
 }
 
 }  // namespace
 
 TEST_CASE("catalogue: sorted by name - every argument has a known type - fallbacks read back - required ones are accepted when given", "[catalogue]") {
-  const std::vector<std::string> kTypes{"duration", "ratio", "int", "string", "reason", "init results"};
+  const std::vector<std::string> kTypes{"duration", "ratio", "int", "string", "reason", "init results", "bool"};
   const std::vector<BehaviourInfo>& all = catalogue();
   REQUIRE(all.size() >= 12);
   for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].name < all[i].name);
