@@ -8,6 +8,7 @@
 #include "bench/bench.hpp"
 #include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
+#include "tools/letitcrash/sweep.hpp"
 
 #ifndef LETITCRASH_VERSION
 #define LETITCRASH_VERSION "0.0.0"
@@ -37,6 +38,17 @@ CLI::Validator duration_check() {
 
 CLI::Validator tie_break_check() {
   return choice<lic::TieBreak>("fifo|random", [](const std::string& s, lic::TieBreak& t) { return lic::parse_tie_break(s, t); });
+}
+
+/// CLI11 check for a value that `parse` reads, which returns the reason it cannot (empty: it can).
+template <class T>
+CLI::Validator parse_check(std::string (*parse)(std::string_view, T&), const char* name) {
+  return CLI::Validator(
+      [parse](std::string& s) -> std::string {
+        T v{};
+        return parse(s, v);
+      },
+      name);
 }
 
 std::optional<lic::Time> as_time(const std::string& text) {
@@ -138,6 +150,29 @@ int main(int argc, char** argv) {
   auto* p = app.add_subcommand("replay", "Re-run a recorded trace's scenario and seed and report the first divergence, if any (exit 1)");
   p->add_option("trace", replay_file, "A trace.jsonl written by `run --out`")->required();
 
+  lic::tools::SweepArgs sweep;
+  std::string sweep_seeds;
+  std::string sweep_shard = "1/1";
+  std::string sweep_tie;
+  std::string sweep_until;
+  auto* w = app.add_subcommand("sweep", "Run a scenario for every seed of a range on every core: exit 0 when every seed passes, 1 when one fails, 2 for bad input");
+  w->add_option("file", sweep.file, "The scenario file")->required();
+  w->add_option("--seeds", sweep_seeds, "The seeds to run, A..B (both included), e.g. 1..1000")->required()->check(parse_check(lic::tools::parse_seed_range, "A..B"));
+  w->add_option("--jobs", sweep.jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
+  w->add_option("--shard", sweep_shard, "Run only shard K of N (1-based): the seeds whose position in A..B is K-1 modulo N; `merge` joins the shards")
+      ->check(parse_check(lic::tools::parse_shard, "K/N"));
+  w->add_flag("--check-determinism", sweep.check_determinism, "Run every seed twice and fail it when the two traces differ");
+  w->add_option("--tie-break", sweep_tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
+  w->add_option("--until", sweep_until, "Stop each run at this virtual time, e.g. 90s")->check(duration_check());
+  w->add_option("--out", sweep.out, "Append each seed's result to this JSON-lines file as it finishes; run again with the same file to resume a stopped sweep (without --out nothing is kept and nothing can resume)");
+  w->add_flag("--fresh", sweep.fresh, "Start --out over even when it holds another sweep's results");
+
+  std::string merge_out;
+  std::vector<std::string> merge_in;
+  auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed (exit 1 when a seed failed or is missing)");
+  m->add_option("out", merge_out, "The merged results file (written atomically)")->required();
+  m->add_option("inputs", merge_in, "The shards' results files")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -177,6 +212,14 @@ int main(int argc, char** argv) {
     return lic::tools::diagram_command(diagram);
   }
   if (p->parsed()) return lic::tools::replay_command(replay_file);
+  if (w->parsed()) {
+    lic::tools::parse_seed_range(sweep_seeds, sweep.seeds);
+    lic::tools::parse_shard(sweep_shard, sweep.shard);
+    sweep.tie_break = as_tie_break(sweep_tie);
+    sweep.until = as_time(sweep_until);
+    return lic::tools::sweep_command(sweep);
+  }
+  if (m->parsed()) return lic::tools::merge_command(merge_out, merge_in);
   if (d->parsed()) {
     lic::parse_tie_break(tie, demo.tie_break);
     lic::parse_fiber_backend(demo_backend, demo.backend);

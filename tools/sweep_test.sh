@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The sweep and merge tests that take more than one command (tools/CMakeLists.txt registers each):
+#   sweep_test.sh MODE LETITCRASH TESTDATA_DIR WORK_DIR
+# MODE: shards | resume | other-sweep | merge-errors. Every file lands in WORK_DIR (emptied first).
+set -euo pipefail
+mode=$1
+lic=$2
+data=$3
+work=$4
+export LC_ALL=C  # sort the same way everywhere
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+chaos="$data/sweep_chaos.yaml"
+flaky="$data/sweep_flaky.yaml"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# run RC LOG ARGS...: runs letitcrash with ARGS, keeps stdout and stderr in LOG, checks the exit code.
+run() {
+  local want=$1 log=$2 rc=0
+  shift 2
+  echo "+ letitcrash $*"
+  "$lic" "$@" >"$log" 2>&1 || rc=$?
+  cat "$log"
+  [ "$rc" = "$want" ] || fail "letitcrash $* exited $rc, not $want"
+}
+# says LOG REGEX: LOG has a line matching the extended regex.
+says() { grep -qE -- "$2" "$1" || fail "$1 does not say /$2/"; }
+# same_results A B: the same header and the same seed lines, in any order.
+same_results() {
+  [ "$(head -n 1 "$1")" = "$(head -n 1 "$2")" ] || fail "the headers of $1 and $2 differ"
+  diff <(tail -n +2 "$1" | sort) <(tail -n +2 "$2" | sort) || fail "$1 and $2 hold different results"
+}
+seed_lines() { echo $(($(wc -l <"$1") - 1)); }
+
+case "$mode" in
+shards)
+  # One job unsharded against two jobs on two shards: equal results also say the threads do not
+  # disturb one another's runs.
+  run 0 a.log sweep "$chaos" --seeds 1..200 --jobs 1 --check-determinism --out A.jsonl
+  says a.log "determinism: 0 mismatches"
+  says a.log "wall time: .* [0-9.]+ seeds/s"
+  run 0 b1.log sweep "$chaos" --seeds 1..200 --jobs 2 --check-determinism --shard 1/2 --out B1.jsonl
+  run 0 b2.log sweep "$chaos" --seeds 1..200 --jobs 2 --check-determinism --shard 2/2 --out B2.jsonl
+  [ "$(seed_lines B1.jsonl)" = 100 ] && [ "$(seed_lines B2.jsonl)" = 100 ] || fail "each shard should hold 100 seeds"
+  run 0 m.log merge B.jsonl B1.jsonl B2.jsonl
+  says m.log "seeds: +200$"
+  same_results A.jsonl B.jsonl
+  tail -n +2 B.jsonl | sed -E 's/^\{"seed":([0-9]+),.*/\1/' | sort -n -c || fail "merge did not sort the seeds"
+  # A merge that lacks a shard reads as an unsharded sweep stopped half way: the command it
+  # prints resumes it, running only the missing seeds.
+  run 1 half.log merge H.jsonl B2.jsonl
+  says half.log "missing: +100 seeds of 1..200: 1, 3, 5, .* and 90 more gaps"
+  resume=$(sed -n 's/^  resume the merged file to run just those: letitcrash //p' half.log)
+  [ -n "$resume" ] || fail "merge did not print the command that resumes it"
+  eval "run 0 resume.log $resume"
+  says resume.log "^resuming: 100 of 200 seeds already done"
+  same_results A.jsonl H.jsonl
+  ;;
+resume)
+  run 1 full.log sweep "$flaky" --seeds 1..60 --jobs 2 --out full.jsonl
+  # A sweep stopped after five seeds, in the middle of writing the sixth.
+  { head -n 6 full.jsonl; sed -n 7p full.jsonl | head -c 40; } >part.jsonl
+  run 1 part.log sweep "$flaky" --seeds 1..60 --jobs 2 --out part.jsonl
+  says part.log "part.jsonl:7: dropped a torn last line"
+  says part.log "^resuming: 5 of 60 seeds already done"
+  says part.log "seeds: +60 \(5 resumed from part.jsonl, 55 run now\)"
+  [ "$(grep 'failed:' full.log)" = "$(grep 'failed:' part.log)" ] || fail "the resumed sweep counts other failures"
+  same_results full.jsonl part.jsonl
+  run 1 again.log sweep "$flaky" --seeds 1..60 --jobs 2 --out part.jsonl
+  says again.log "^resuming: 60 of 60 seeds already done"
+  same_results full.jsonl part.jsonl
+  ;;
+other-sweep)
+  run 1 first.log sweep "$flaky" --seeds 1..10 --out r.jsonl
+  cp r.jsonl kept.jsonl
+  run 2 seeds.log sweep "$flaky" --seeds 1..20 --out r.jsonl
+  says seeds.log "r.jsonl:1: holds the results of another sweep \(seeds 1..10 in r.jsonl, 1..20 in this sweep\).*--fresh"
+  run 2 tie.log sweep "$flaky" --seeds 1..10 --tie-break random --out r.jsonl
+  says tie.log "tie-break fifo in r.jsonl, random in this sweep"
+  run 2 det.log sweep "$flaky" --seeds 1..10 --check-determinism --out r.jsonl
+  says det.log "--check-determinism off in r.jsonl, on in this sweep"
+  run 2 shard.log sweep "$flaky" --seeds 1..10 --shard 1/2 --out r.jsonl
+  says shard.log "shard 1/1 in r.jsonl, 1/2 in this sweep"
+  run 2 scenario.log sweep "$chaos" --seeds 1..10 --out r.jsonl
+  says scenario.log "the scenario differs"
+  cmp r.jsonl kept.jsonl || fail "a refused resume changed the file"
+  run 1 fresh.log sweep "$flaky" --seeds 1..20 --fresh --out r.jsonl
+  [ "$(seed_lines r.jsonl)" = 20 ] || fail "--fresh should start the file over"
+  says r.jsonl '"seeds":"1..20"'
+  if command -v flock >/dev/null; then  # util-linux's flock(1) takes the lock a sweep takes
+    cp r.jsonl kept.jsonl
+    rc=0
+    flock r.jsonl "$lic" sweep "$flaky" --seeds 1..20 --fresh --out r.jsonl >locked.log 2>&1 || rc=$?
+    cat locked.log
+    [ "$rc" = 2 ] || fail "a sweep on a file another sweep writes exited $rc, not 2"
+    says locked.log "r.jsonl: another sweep is writing it"
+    cmp r.jsonl kept.jsonl || fail "a sweep changed a file another sweep writes"
+  fi
+  echo "not a results file" >junk.jsonl
+  run 2 junk.log sweep "$flaky" --seeds 1..10 --out junk.jsonl
+  says junk.log "junk.jsonl:1: not a sweep results file"
+  ;;
+merge-errors)
+  run 1 s1.log sweep "$flaky" --seeds 1..20 --shard 1/2 --out s1.jsonl
+  run 1 s2.log sweep "$flaky" --seeds 1..20 --shard 2/2 --out s2.jsonl
+  run 0 other.log sweep "$chaos" --seeds 1..20 --shard 2/2 --out other.jsonl
+  run 2 mixed.log merge m.jsonl s1.jsonl other.jsonl
+  says mixed.log "other.jsonl is not a shard of the same sweep as s1.jsonl"
+  [ ! -e m.jsonl ] || fail "a refused merge wrote its output"
+  sed -E '2s/"trace_hash":"[0-9a-f]{4}/"trace_hash":"ffff/' s1.jsonl >s1x.jsonl
+  run 2 clash.log merge m.jsonl s1.jsonl s1x.jsonl
+  says clash.log "s1x.jsonl:2: seed [0-9]+ has other results \(trace_hash ffff"
+  run 1 dup.log merge m.jsonl s1.jsonl s1.jsonl s2.jsonl
+  says dup.log "seeds: +20$"
+  [ "$(seed_lines m.jsonl)" = 20 ] || fail "identical duplicate lines should be kept once"
+  says m.jsonl '"shard":"1/1"'
+  says dup.log "letitcrash run .*sweep_flaky.yaml --seed [0-9]+ --tie-break fifo  # restarts\(/root/a\)"
+  run 1 half.log merge m.jsonl other.jsonl
+  says half.log "missing: +10 seeds of 1..20: 1, 3, 5, 7, 9, 11, 13, 15, 17, 19$"
+  says half.log "INCOMPLETE"
+  ;;
+*) fail "unknown mode '$mode'" ;;
+esac
+echo "ok: $mode"
