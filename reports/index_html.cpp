@@ -1,0 +1,111 @@
+// index.html: one self-contained page (inline CSS, no script, nothing fetched) with the
+// verdict, the checks, the run's facts and reproduce command, the tree and the timeline as
+// images, and links to every file written beside it.
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "reports/escape.hpp"
+#include "reports/run_report.hpp"
+
+namespace lic::reports {
+namespace {
+
+const char* const kStyle = R"(<style>
+body{font-family:Helvetica,Arial,sans-serif;margin:24px auto;max-width:1240px;padding:0 16px;color:#212121;background:#fff}
+h1{font-size:20px;margin:0}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #e0e0e0;padding-bottom:4px}
+.verdict{font-size:56px;font-weight:bold;letter-spacing:2px;padding:12px 24px;border-radius:8px;display:inline-block;margin:12px 0}
+.pass{background:#e8f5e9;color:#1b5e20;border:3px solid #2e7d32}.fail{background:#ffebee;color:#b71c1c;border:3px solid #c62828}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:6px 10px;border-bottom:1px solid #eeeeee;vertical-align:top}
+th{background:#f5f5f5}td.ok{color:#1b5e20;font-weight:bold}td.bad{color:#b71c1c;font-weight:bold}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dt{color:#616161}dd{margin:0}
+pre{background:#263238;color:#eceff1;padding:10px 14px;border-radius:6px;overflow-x:auto}
+img{max-width:100%;border:1px solid #e0e0e0}.note{background:#fff8e1;border-left:4px solid #f9a825;padding:8px 12px}
+code{font-family:Menlo,Consolas,monospace}
+</style>
+)";
+
+struct FileLink {
+  const char* name;
+  const char* what;
+};
+
+std::vector<FileLink> files(const ReportSelection& w, bool have_svg_tree) {
+  std::vector<FileLink> out;
+  if (w.summary)
+    out.push_back({"summary.json", "the verdicts and the final state, as run --format json prints them"});
+  if (w.junit) out.push_back({"junit.xml", "one JUnit test case per check"});
+  if (w.trace) out.push_back({"trace.jsonl", "every trace event, one JSON object a line"});
+  if (w.timeline)
+    out.push_back({"timeline.svg", "a lane per tree path: up, down, crashes, restarts, partitions"});
+  if (w.perfetto) out.push_back({"trace.perfetto.json", "open it in ui.perfetto.dev or chrome://tracing"});
+  if (w.tree) out.push_back({"tree.dot", "the tree for Graphviz"});
+  if (w.tree && have_svg_tree) out.push_back({"tree.svg", "the tree, drawn by Graphviz"});
+  return out;
+}
+
+std::string checks_table(const RunReport& r) {
+  if (r.checks.empty()) return "<p>No checks were declared.</p>\n";
+  std::string out = "<table>\n<tr><th>check</th><th>result</th><th>detail</th></tr>\n";
+  for (const CheckOutcome& c : r.checks) {
+    out += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
+                       xml_escape(c.name), c.passed ? "ok" : "bad", c.passed ? "passed" : "FAILED",
+                       xml_escape(c.detail));
+  }
+  return out + "</table>\n";
+}
+
+std::string facts(const RunReport& r) {
+  std::string out = "<dl>\n";
+  auto row = [&out](const char* k, const std::string& v) {
+    out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", k, xml_escape(v));
+  };
+  row("scenario", r.scenario);
+  row("file", r.file);
+  row("seed", std::to_string(r.seed));
+  row("tie-break", r.tie_break);
+  row("virtual time", format_time(r.end));
+  row("events", std::to_string(r.events));
+  row("trace hash", hash_hex(r.trace_hash));
+  out += "</dl>\n<p>Reproduce:</p>\n";
+  return out + "<pre><code>" + xml_escape(r.reproduce) + "</code></pre>\n";
+}
+
+}  // namespace
+
+std::string index_html(const RunReport& r, const ReportSelection& written, bool have_svg_tree) {
+  const char* verdict = r.passed ? "PASS" : "FAIL";
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>{}: {}</title>\n", xml_escape(r.scenario), verdict);
+  out += kStyle;
+  out += "</head>\n<body>\n";
+  out += fmt::format("<h1>letitcrash: {}</h1>\n<div class=\"verdict {}\">{}</div>\n", xml_escape(r.scenario),
+                     r.passed ? "pass" : "fail", verdict);
+  out += "<h2>Checks</h2>\n" + checks_table(r);
+  out += "<h2>Run</h2>\n" + facts(r);
+  if (written.tree) {
+    out += "<h2>Tree</h2>\n";
+    out += have_svg_tree
+               ? std::string(
+                     "<p><a href=\"tree.svg\"><img src=\"tree.svg\" alt=\"the supervision tree\"></a></p>\n")
+               : std::string(
+                     "<p class=\"note\">Graphviz <code>dot</code> was not found on PATH: "
+                     "<a href=\"tree.dot\">tree.dot</a> is there to render "
+                     "(<code>dot -Tsvg tree.dot -o tree.svg</code>).</p>\n");
+  }
+  if (written.timeline) {
+    out +=
+        "<h2>Timeline</h2>\n<p><a href=\"timeline.svg\"><img src=\"timeline.svg\" alt=\"the "
+        "timeline\"></a></p>\n";
+  }
+  out += "<h2>Files</h2>\n<ul>\n";
+  for (const FileLink& f : files(written, have_svg_tree)) {
+    out += fmt::format("<li><a href=\"{0}\">{0}</a>: {1}</li>\n", f.name, f.what);
+  }
+  out += "</ul>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace lic::reports

@@ -1,0 +1,371 @@
+#include "reports/run_view.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+namespace lic::reports {
+namespace {
+
+const Atom kChildStarted("child_started");
+const Atom kChildTerminated("child_terminated");
+const Atom kEscalated("reached_max_restart_intensity");
+const Atom kFaultInjected("fault_injected");
+const Atom kServiceState("service_state");
+const Atom kPidKey("pid");
+const Atom kStartKey("start");
+const Atom kIdKey("id");
+const Atom kFromKey("from");
+const Atom kToKey("to");
+const Atom kFaultKey("fault");
+const Atom kKindKey("kind");
+const Atom kReasonKey("reason");
+const Atom kRunning("running");
+const Atom kFailed("failed");
+const Atom kStarting("starting");
+
+const FieldValue* field(const TraceEvent& e, Atom key) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key == key) return &f.value;
+  }
+  return nullptr;
+}
+
+template <class T>
+std::optional<T> field_as(const TraceEvent& e, Atom key) {
+  const FieldValue* v = field(e, key);
+  if (v == nullptr || !std::holds_alternative<T>(*v)) return std::nullopt;
+  return std::get<T>(*v);
+}
+
+/// What one pass over the trace learns about one labelled path.
+struct PathFacts {
+  std::string node;                 // of its first process
+  bool supervised = false;          // a child_started named one of its processes
+  bool service = false;             // a service_state named it
+  std::map<Pid, Time> world_since;  // processes the world spawned, alive since
+  properties::Intervals world_up;
+  std::optional<Time> running_since;  // a service: running since
+  properties::Intervals service_up;
+  std::vector<Mark> marks;
+};
+
+/// Opens and closes bands by key; what is still open at the end closes there.
+class BandBook {
+ public:
+  using Key = std::tuple<BandKind, std::string, std::string>;  // kind, node, to-node
+  void open(const Key& k, Time at) { open_.try_emplace(k, at); }
+  void close(const Key& k, Time at) {
+    auto it = open_.find(k);
+    if (it == open_.end()) return;
+    add(k, it->second, at);
+    open_.erase(it);
+  }
+  /// Closes everything still open at `end` (a pause at its announced end, if sooner).
+  std::vector<Band> finish(Time end, const std::map<std::string, Time>& pause_until) {
+    for (const auto& [k, from] : open_) {
+      Time to = end;
+      if (std::get<0>(k) == BandKind::pause) {
+        auto u = pause_until.find(std::get<1>(k));
+        if (u != pause_until.end()) to = std::min(to, u->second);
+      }
+      add(k, from, to);
+    }
+    open_.clear();
+    std::stable_sort(bands_.begin(), bands_.end(), [](const Band& a, const Band& b) {
+      return std::tie(a.from, a.to) < std::tie(b.from, b.to);
+    });
+    return std::move(bands_);
+  }
+
+ private:
+  void add(const Key& k, Time from, Time to) {
+    const auto& [kind, a, b] = k;
+    if (kind == BandKind::partition) {
+      // Both ways of a symmetric partition open and heal together: one band "a <-> b".
+      auto twin = partitions_.find({from, to, b, a});
+      if (twin != partitions_.end()) {
+        bands_[twin->second].label = b + " <-> " + a;
+        partitions_.erase(twin);
+        return;
+      }
+      partitions_.emplace(std::make_tuple(from, to, a, b), bands_.size());
+      bands_.push_back({from, to, kind, a + " -> " + b});
+    } else {
+      bands_.push_back({from, to, kind, a + (kind == BandKind::pause ? " paused" : " down")});
+    }
+  }
+
+  std::map<Key, Time> open_;
+  std::map<std::tuple<Time, Time, std::string, std::string>, std::size_t> partitions_;
+  std::vector<Band> bands_;
+};
+
+struct Facts {
+  std::map<Atom, PathFacts> paths;
+  std::vector<Atom> seen;  // labelled paths in the order first spawned
+  EventLog lifelines;      // spawn, exit, child_started and child_terminated: all up_intervals reads
+  std::vector<Mark> world_marks;
+  std::vector<Band> bands;
+  std::vector<std::string> nodes;
+};
+
+void note_node(Facts& f, std::string_view node) {
+  if (node.empty()) return;
+  if (std::find(f.nodes.begin(), f.nodes.end(), node) == f.nodes.end()) f.nodes.emplace_back(node);
+}
+
+PathFacts& facts_of(Facts& f, Atom path) {
+  auto [it, added] = f.paths.try_emplace(path);
+  if (added) f.seen.push_back(path);
+  return it->second;
+}
+
+void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of_pid) {
+  auto path_of = [&path_of_pid](Pid p) { return p.id < path_of_pid.size() ? path_of_pid[p.id] : Atom{}; };
+  if (e.name == kChildStarted || e.name == kChildTerminated) {
+    f.lifelines.push_back(e);
+    const auto pid = field_as<Pid>(e, kPidKey);
+    if (e.name == kChildTerminated || !pid || path_of(*pid).empty()) return;
+    PathFacts& d = facts_of(f, path_of(*pid));
+    d.supervised = true;
+    const auto start = field_as<std::int64_t>(e, kStartKey);
+    if (start && *start > 1)
+      d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(*start)});
+  } else if (e.name == kEscalated && !e.label.name.empty()) {
+    facts_of(f, e.label.name)
+        .marks.push_back({e.time, MarkKind::escalation, "reached_max_restart_intensity"});
+  } else if (e.name == kFaultInjected) {
+    std::string detail;
+    if (const auto name = field_as<Atom>(e, kFaultKey)) detail = std::string(name->text());
+    if (const auto kind = field_as<Atom>(e, kKindKey)) detail += " (" + std::string(kind->text()) + ")";
+    if (const auto why = field_as<Atom>(e, kReasonKey)) detail += " " + std::string(why->text());
+    const auto pid = field_as<Pid>(e, kPidKey);
+    if (pid && !path_of(*pid).empty()) {
+      facts_of(f, path_of(*pid)).marks.push_back({e.time, MarkKind::fault, detail});
+    } else {
+      f.world_marks.push_back({e.time, MarkKind::fault, detail});
+    }
+  } else if (e.name == kServiceState && !e.label.name.empty()) {
+    const auto id = field_as<Atom>(e, kIdKey);
+    const auto from = field_as<Atom>(e, kFromKey);
+    const auto to = field_as<Atom>(e, kToKey);
+    if (!id || !from || !to) return;
+    PathFacts& d = facts_of(f, Atom(std::string(e.label.name.text()) + "/" + std::string(id->text())));
+    d.service = true;
+    if (*to == kRunning && !d.running_since) d.running_since = e.time;
+    if (*from == kRunning && d.running_since) {
+      d.service_up.push_back({*d.running_since, e.time});
+      d.running_since.reset();
+    }
+    if (*from == kFailed && *to == kStarting) {
+      const auto start = field_as<std::int64_t>(e, kStartKey);
+      d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(start.value_or(0))});
+    }
+  }
+}
+
+/// Fills `f` (not returned: an EventLog does not move).
+void read_trace(const EventLog& events, Time end, Facts& f) {
+  BandBook book;
+  std::map<std::string, Time> pause_until;
+  std::vector<Atom> path_of_pid;  // by pid number: pids are dense per simulation
+  for (const TraceEvent& e : events) {
+    const std::string_view node = e.node.text();
+    switch (e.kind) {
+      case EventKind::spawn: {
+        f.lifelines.push_back(e);
+        note_node(f, node);
+        if (e.label.name.empty()) break;
+        if (path_of_pid.size() <= e.pid.id) path_of_pid.resize(e.pid.id + 1);
+        path_of_pid[e.pid.id] = e.label.name;
+        PathFacts& d = facts_of(f, e.label.name);
+        if (d.node.empty()) d.node = std::string(node);
+        if (!e.other) d.world_since.emplace(e.pid, e.time);
+        break;
+      }
+      case EventKind::exit: {
+        f.lifelines.push_back(e);
+        if (e.label.name.empty()) break;
+        PathFacts& d = facts_of(f, e.label.name);
+        if (auto it = d.world_since.find(e.pid); it != d.world_since.end()) {
+          d.world_up.push_back({it->second, e.time});
+          d.world_since.erase(it);
+        }
+        if (e.reason.is_clean()) break;
+        const bool killed = e.reason.kind == ReasonKind::kill || e.reason.kind == ReasonKind::killed;
+        d.marks.push_back({e.time, killed ? MarkKind::kill : MarkKind::crash,
+                           to_string(e.reason) + " #" + std::to_string(e.label.instance)});
+        break;
+      }
+      case EventKind::system:
+        read_system(f, e, path_of_pid);
+        break;
+      case EventKind::partition:
+        note_node(f, node);
+        book.open({BandKind::partition, std::string(node), std::string(e.tag.text())}, e.time);
+        break;
+      case EventKind::heal:
+        book.close({BandKind::partition, std::string(node), std::string(e.tag.text())}, e.time);
+        break;
+      case EventKind::node_pause:
+        note_node(f, node);
+        book.open({BandKind::pause, std::string(node), {}}, e.time);
+        pause_until[std::string(node)] = Time{static_cast<std::int64_t>(e.msg)};
+        break;
+      case EventKind::node_resume:
+        book.close({BandKind::pause, std::string(node), {}}, e.time);
+        break;
+      case EventKind::node_down:
+        note_node(f, node);
+        book.open({BandKind::node_down, std::string(node), {}}, e.time);
+        break;
+      case EventKind::node_up:
+        book.close({BandKind::node_down, std::string(node), {}}, e.time);
+        break;
+      default:
+        break;
+    }
+  }
+  f.bands = book.finish(end, pause_until);
+}
+
+/// Lanes in tree order: each declared node, its declared children, then the paths seen in the
+/// trace whose parent it is (dynamic children), in the order they were first spawned.
+class LaneOrder {
+ public:
+  LaneOrder(const std::vector<ShapeNode>& trees, const Facts& f) : facts_(f) {
+    std::vector<std::string> declared;
+    for (const ShapeNode& t : trees) collect(t, declared);
+    std::sort(declared.begin(), declared.end());
+    for (const Atom p : f.seen) {
+      const std::string path(p.text());
+      if (std::binary_search(declared.begin(), declared.end(), path) || !under_a_root(trees, path)) continue;
+      extras_[path.substr(0, path.rfind('/'))].push_back(path);
+    }
+  }
+
+  std::vector<Lane> lanes(const std::vector<ShapeNode>& trees) {
+    for (const ShapeNode& t : trees) visit(t, 0, t.node);
+    // Seen paths whose parent is no lane (a tree given without its shape): at the end.
+    for (const Atom p : facts_.seen) {
+      const std::string path(p.text());
+      auto it = extras_.find(path.substr(0, path.rfind('/')));
+      if (it == extras_.end()) continue;
+      for (const std::string& x : it->second) visit_extra(x, 0, "");
+      extras_.erase(it);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static void collect(const ShapeNode& n, std::vector<std::string>& into) {
+    into.push_back(n.path);
+    for (const ShapeNode& c : n.children) collect(c, into);
+  }
+  static bool under_a_root(const std::vector<ShapeNode>& trees, const std::string& path) {
+    if (trees.empty()) return true;
+    return std::any_of(trees.begin(), trees.end(),
+                       [&path](const ShapeNode& t) { return path.starts_with(t.path + "/"); });
+  }
+  void add(const std::string& path, std::size_t depth, const ShapeNode* shape, const std::string& node) {
+    Lane l;
+    l.path = path;
+    l.depth = depth;
+    l.shape = shape;
+    auto it = facts_.paths.find(Atom(path));
+    l.node = it != facts_.paths.end() && !it->second.node.empty() ? it->second.node : node;
+    out_.push_back(std::move(l));
+  }
+  void visit(const ShapeNode& n, std::size_t depth, const std::string& node) {
+    const std::string& here = n.node.empty() ? node : n.node;
+    add(n.path, depth, &n, here);
+    for (const ShapeNode& c : n.children) visit(c, depth + 1, here);
+    visit_extras_of(n.path, depth + 1, here);
+  }
+  void visit_extra(const std::string& path, std::size_t depth, const std::string& node) {
+    add(path, depth, nullptr, node);
+    visit_extras_of(path, depth + 1, out_.back().node);
+  }
+  void visit_extras_of(const std::string& parent, std::size_t depth, const std::string& node) {
+    auto it = extras_.find(parent);
+    if (it == extras_.end()) return;
+    const std::vector<std::string> children = std::move(it->second);
+    extras_.erase(it);
+    for (const std::string& c : children) visit_extra(c, depth, node);
+  }
+
+  const Facts& facts_;
+  std::map<std::string, std::vector<std::string>> extras_;  // parent path -> seen children
+  std::vector<Lane> out_;
+};
+
+properties::Intervals closed(properties::Intervals up, const std::map<Pid, Time>& open, Time end) {
+  for (const auto& [pid, since] : open) up.push_back({since, end});
+  return properties::clip(up, Time{0}, end);
+}
+
+}  // namespace
+
+const char* to_string(MarkKind k) {
+  switch (k) {
+    case MarkKind::crash:
+      return "crash";
+    case MarkKind::kill:
+      return "kill";
+    case MarkKind::restart:
+      return "restart";
+    case MarkKind::escalation:
+      return "escalation";
+    case MarkKind::fault:
+      return "fault";
+  }
+  return "?";
+}
+
+const char* to_string(BandKind k) {
+  switch (k) {
+    case BandKind::partition:
+      return "partition";
+    case BandKind::pause:
+      return "pause";
+    case BandKind::node_down:
+      return "node_down";
+  }
+  return "?";
+}
+
+RunView view_of(const RunReport& r) {
+  RunView v;
+  v.end = r.end;
+  if (r.trace != nullptr && !r.trace->empty()) v.end = std::max(v.end, r.trace->back().time);
+  static const EventLog kNoEvents;
+  Facts f;
+  read_trace(r.trace != nullptr ? *r.trace : kNoEvents, v.end, f);
+  v.lanes = LaneOrder(r.trees, f).lanes(r.trees);
+  for (Lane& l : v.lanes) {
+    auto it = f.paths.find(Atom(l.path));
+    if (l.node.empty() && !f.nodes.empty()) l.node = f.nodes.front();
+    note_node(f, l.node);
+    if (it == f.paths.end()) continue;
+    PathFacts& d = it->second;
+    if (d.service || (l.shape != nullptr && l.shape->kind == "service")) {
+      std::map<Pid, Time> open;
+      if (d.running_since) open.emplace(Pid{}, *d.running_since);
+      l.up = closed(std::move(d.service_up), open, v.end);
+    } else if (d.supervised) {
+      l.up = properties::up_intervals(f.lifelines, l.path, Time{0}, v.end);
+    } else {
+      l.up = closed(std::move(d.world_up), d.world_since, v.end);
+    }
+    l.marks = std::move(d.marks);
+  }
+  v.world_marks = std::move(f.world_marks);
+  v.bands = std::move(f.bands);
+  v.nodes = std::move(f.nodes);
+  return v;
+}
+
+}  // namespace lic::reports

@@ -1,0 +1,68 @@
+#pragma once
+// What the timeline and the Perfetto trace draw, read once from a RunReport: a lane per tree
+// path in tree order (dynamic children seen in the trace after their parent's declared
+// children), each lane's up intervals and marks, the world's marks, and the shaded bands
+// (partitions, node pauses, node outages). Both writers render the same view, so they agree.
+// Internal to reports/.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "properties/availability.hpp"
+#include "reports/run_report.hpp"
+
+namespace lic::reports {
+
+enum class MarkKind : std::uint8_t {
+  crash,       ///< an exit with an abnormal reason other than kill/killed
+  kill,        ///< an exit with reason kill or killed
+  restart,     ///< a start attempt after the first: child_started with start > 1, or a
+               ///< service going from failed to starting
+  escalation,  ///< reached_max_restart_intensity: the supervisor gave up
+  fault,       ///< fault_injected (on the lane of its pid; the world's otherwise)
+};
+/// "crash", "kill", "restart", "escalation", "fault".
+const char* to_string(MarkKind k);
+
+struct Mark {
+  Time at;
+  MarkKind kind = MarkKind::crash;
+  std::string detail;  ///< the reason, the start number, the fault's name and kind
+};
+
+enum class BandKind : std::uint8_t { partition, pause, node_down };
+/// "partition", "pause", "node_down".
+const char* to_string(BandKind k);
+
+struct Band {
+  Time from;
+  Time to;
+  BandKind kind = BandKind::partition;
+  std::string label;  ///< "node0 -> node1", "node0 <-> node1", "node2 paused", "node2 down"
+};
+
+struct Lane {
+  std::string path;
+  std::size_t depth = 0;             ///< 0 for a root
+  const ShapeNode* shape = nullptr;  ///< null: a dynamic child seen only in the trace
+  std::string node;                  ///< where its first process ran ("" if it never started)
+  properties::Intervals up;          ///< within [0, end)
+  std::vector<Mark> marks;           ///< in trace order
+};
+
+struct RunView {
+  Time end;  ///< the report's end, or the last event's time if later
+  std::vector<Lane> lanes;
+  std::vector<Mark> world_marks;   ///< faults that name no process
+  std::vector<Band> bands;         ///< by start time
+  std::vector<std::string> nodes;  ///< every node named, in the order first seen
+};
+
+/// Reads the report's trace once (plus one pass per lane over its spawn, exit and
+/// child_started events for up_intervals). Up intervals: a supervised child's are
+/// properties::up_intervals; a service's run from each `service_state` to running until it
+/// leaves running; a process the world spawned (a root) is up from its spawn to its exit.
+RunView view_of(const RunReport& r);
+
+}  // namespace lic::reports

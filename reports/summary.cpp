@@ -1,0 +1,99 @@
+// summary.json and `run --format json`: the run's facts, verdicts and final state as one object.
+
+#include <nlohmann/json.hpp>
+
+#include "reports/escape.hpp"
+#include "reports/run_report.hpp"
+
+namespace lic::reports {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json child_json(const supervision::ChildInfo& c) {
+  Json j;
+  j["id"] = c.id;
+  if (c.pid) {
+    j["state"] = "running";
+    j["pid"] = c.pid.id;
+  } else {
+    j["state"] = c.restarting ? "restarting" : "undefined";
+  }
+  j["type"] = std::string(supervision::to_string(c.type));
+  j["restart"] = std::string(supervision::to_string(c.restart));
+  return j;
+}
+
+Json supervisor_json(const supervision::SupervisorSnapshot& s) {
+  Json j;
+  j["path"] = s.path;
+  j["pid"] = s.pid.id;
+  j["strategy"] = std::string(supervision::to_string(s.strategy));
+  Json children = Json::array();
+  for (const supervision::ChildInfo& c : s.children) children.push_back(child_json(c));
+  j["children"] = std::move(children);
+  j["counts"] = {{"specs", s.counts.specs},
+                 {"active", s.counts.active},
+                 {"supervisors", s.counts.supervisors},
+                 {"workers", s.counts.workers}};
+  return j;
+}
+
+Json lifecycle_json(const supervision::LifecycleSnapshot& l) {
+  Json j;
+  j["path"] = l.path;
+  j["pid"] = l.pid.id;
+  Json services = Json::array();
+  for (const supervision::ServiceInfo& s : l.services) {
+    Json x;
+    x["name"] = s.name;
+    x["state"] = supervision::to_string(s.state);
+    if (s.pid) x["pid"] = s.pid.id;
+    x["starts"] = s.starts;
+    x["attempts"] = s.attempts;
+    services.push_back(std::move(x));
+  }
+  j["services"] = std::move(services);
+  return j;
+}
+
+Json final_json(const RunReport& r) {
+  Json supervisors = Json::array();
+  for (const auto& s : r.final_supervisors) supervisors.push_back(supervisor_json(s));
+  Json lifecycles = Json::array();
+  for (const auto& l : r.final_lifecycles) lifecycles.push_back(lifecycle_json(l));
+  Json starts = Json::object();
+  for (const auto& [path, n] : r.starts) starts[path] = n;  // std::map: path order
+  Json j;
+  j["supervisors"] = std::move(supervisors);
+  j["lifecycles"] = std::move(lifecycles);
+  j["starts"] = std::move(starts);
+  j["alive"] = r.alive;
+  return j;
+}
+
+}  // namespace
+
+std::string summary_json(const RunReport& r) {
+  Json j;
+  j["scenario"] = r.scenario;
+  j["file"] = r.file;
+  j["seed"] = r.seed;
+  j["tie_break"] = r.tie_break;
+  j["virtual_time_ns"] = r.end.ns;
+  j["virtual_time"] = format_time(r.end);
+  j["events"] = r.events;
+  j["trace_hash"] = hash_hex(r.trace_hash);
+  j["passed"] = r.passed;
+  Json checks = Json::array();
+  for (const CheckOutcome& c : r.checks) {
+    checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+  }
+  j["checks"] = std::move(checks);
+  j["reproduce"] = r.reproduce;
+  j["final"] = final_json(r);
+  // Invalid UTF-8 (a reason's bytes, say) is replaced rather than thrown on.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace lic::reports

@@ -1,0 +1,367 @@
+// timeline.svg: a lane per tree path over [0, end): green while up, pale red while down after
+// its first start, marks for crashes, kills, restarts, escalations and faults, shaded bands for
+// partitions, node pauses and node outages, a time axis and a legend. Sized for 10 lanes and
+// still usable at hundreds: lanes shrink to a minimum height, labels are cut with the full path
+// in a tooltip, and marks and bars closer than a pixel are merged (marks over a wider span when a
+// lane would still have too many) so a long run stays small.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <tuple>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/escape.hpp"
+#include "reports/run_report.hpp"
+#include "reports/run_view.hpp"
+#include "reports/time_axis.hpp"
+
+namespace lic::reports {
+namespace {
+
+constexpr double kWidth = 1200;
+constexpr double kPlotLeft = 248;
+constexpr double kPlotRight = 1164;  // room for the last tick's label
+constexpr double kLabelWidth = 232;
+constexpr double kBandTop = 50;  // bands shade from here down through the lanes
+constexpr double kBandLabelY = 62;
+constexpr double kWorldMarkY = 71;  // faults that name no process
+constexpr double kAxisY = 84;
+constexpr double kLanesTop = 92;
+constexpr double kBottom = 12;
+constexpr double kLaneHeightMax = 24;
+constexpr double kLaneHeightMin = 10;
+constexpr double kLanesHeightGoal = 720;  // lanes shrink to fit this, down to the minimum
+constexpr std::size_t kMarksPerLaneMax = 200;
+constexpr double kMergePx = 1.0;
+
+const char* const kStyle =
+    "<style>\n"
+    "text{font-family:Helvetica,Arial,sans-serif;fill:#212121}\n"
+    ".title{font-size:14px;font-weight:bold}.legend,.tick,.bandlabel{font-size:11px;fill:#424242}\n"
+    ".stripe{fill:#f4f6f8}.up{fill:#43a047}.down{fill:#ef9a9a}.grid{stroke:#dcdcdc;stroke-width:1}\n"
+    ".crash{fill:#d32f2f;stroke:#7f0000;stroke-width:.5}.kill{fill:none;stroke:#212121;stroke-width:1.6}\n"
+    ".restart{fill:#1e88e5;stroke:#0d47a1;stroke-width:.5}.escalation{fill:#8e24aa;stroke:#4a148c;stroke-"
+    "width:.8}\n"
+    ".fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}\n"
+    ".partition{fill:#7e57c2;opacity:.16}.pause{fill:#fdd835;opacity:.28}.node_down{fill:#616161;opacity:.22}"
+    "\n"
+    "</style>\n";
+
+std::string num(double v) { return fmt::format("{:.1f}", v); }
+
+class Scale {
+ public:
+  explicit Scale(Time end) : end_ns_(end.ns > 0 ? static_cast<double>(end.ns) : 1.0) {}
+  double x(Time t) const {
+    return kPlotLeft + static_cast<double>(t.ns) / end_ns_ * (kPlotRight - kPlotLeft);
+  }
+
+ private:
+  double end_ns_;
+};
+
+std::string span_text(Time from, Time to) { return format_time(from) + " \xe2\x80\x93 " + format_time(to); }
+
+/// One marker as drawn: marks of one kind closer than a pixel share it.
+struct Drawn {
+  MarkKind kind;
+  double x;
+  Time first;
+  Time last;
+  std::size_t count = 1;
+  std::string detail;
+};
+
+std::string marker(MarkKind k, double x, double cy, double s, const std::string& cls) {
+  const std::string c = fmt::format("{} {}", cls, to_string(k));
+  switch (k) {
+    case MarkKind::crash:
+      return fmt::format("<path class=\"{}\" d=\"M{},{}h{}l{},{}z\">", c, num(x - s), num(cy - s), num(2 * s),
+                         num(-s), num(2 * s));
+    case MarkKind::kill:
+      return fmt::format("<path class=\"{}\" d=\"M{},{}l{},{}m0,{}l{},{}\">", c, num(x - s), num(cy - s),
+                         num(2 * s), num(2 * s), num(-2 * s), num(-2 * s), num(2 * s));
+    case MarkKind::restart:
+      return fmt::format("<circle class=\"{}\" cx=\"{}\" cy=\"{}\" r=\"{}\">", c, num(x), num(cy),
+                         num(s * 0.8));
+    case MarkKind::escalation:
+      return fmt::format("<path class=\"{}\" d=\"M{},{}l{},{}l{},{}l{},{}z\">", c, num(x), num(cy - 1.4 * s),
+                         num(1.4 * s), num(1.4 * s), num(-1.4 * s), num(1.4 * s), num(-1.4 * s),
+                         num(-1.4 * s));
+    case MarkKind::fault:
+      return fmt::format("<path class=\"{}\" d=\"M{},{}h{}l{},{}z\">", c, num(x - s), num(cy + s), num(2 * s),
+                         num(-s), num(-2 * s));
+  }
+  return {};
+}
+
+const char* closing(MarkKind k) { return k == MarkKind::restart ? "</circle>" : "</path>"; }
+
+std::string marker_title(const Drawn& d) {
+  if (d.count == 1) return fmt::format("{} at {}: {}", to_string(d.kind), format_time(d.first), d.detail);
+  return fmt::format("{} x {}, {}", d.count, to_string(d.kind), span_text(d.first, d.last));
+}
+
+/// Marks merged per kind when closer than `width` pixels.
+std::vector<Drawn> merge_within(const std::vector<Mark>& marks, const Scale& sc, double width) {
+  std::vector<Drawn> out;
+  std::array<std::optional<std::size_t>, 5> last{};  // by MarkKind: the kind's latest marker
+  for (const Mark& m : marks) {
+    const double x = sc.x(m.at);
+    auto& l = last[static_cast<std::size_t>(m.kind)];
+    if (l && x - out[*l].x < width) {
+      ++out[*l].count;
+      out[*l].last = m.at;
+      continue;
+    }
+    l = out.size();
+    out.push_back({m.kind, x, m.at, m.at, 1, m.detail});
+  }
+  return out;
+}
+
+/// Marks merged below a pixel; when that leaves more than kMarksPerLaneMax, merged over twice
+/// the width, and so on, so a busy lane is drawn over its whole length at a coarser grain.
+/// Ordered for drawing: restarts first, then faults, crashes, kills, escalations on top (a
+/// crash and its restart fall on the same pixel; the crash is what should show).
+std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) {
+  std::vector<Drawn> out = merge_within(marks, sc, kMergePx);
+  for (double width = 2 * kMergePx; out.size() > kMarksPerLaneMax; width *= 2)
+    out = merge_within(marks, sc, width);
+  auto layer = [](MarkKind k) {
+    switch (k) {
+      case MarkKind::restart:
+        return 0;
+      case MarkKind::fault:
+        return 1;
+      case MarkKind::crash:
+        return 2;
+      case MarkKind::kill:
+        return 3;
+      case MarkKind::escalation:
+        return 4;
+    }
+    return 0;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&layer](const Drawn& a, const Drawn& b) { return layer(a.kind) < layer(b.kind); });
+  return out;
+}
+
+class TimelineWriter {
+ public:
+  TimelineWriter(const RunReport& r, RunView v) : r_(r), v_(std::move(v)), sc_(v_.end) {
+    const double n = static_cast<double>(std::max<std::size_t>(v_.lanes.size(), 1));
+    lane_h_ = std::clamp(std::floor(kLanesHeightGoal / n), kLaneHeightMin, kLaneHeightMax);
+    lanes_bottom_ = kLanesTop + lane_h_ * static_cast<double>(v_.lanes.size());
+    height_ = lanes_bottom_ + kBottom + (v_.lanes.empty() ? 24 : 0);
+  }
+
+  std::string write() {
+    out_ += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n",
+        kWidth, height_);
+    out_ += kStyle;
+    out_ +=
+        fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", kWidth, height_);
+    out_ += fmt::format(
+        "<text class=\"title\" x=\"8\" y=\"20\">{}</text>\n",
+        xml_escape(fmt::format("{} \xe2\x80\x94 seed {}, tie-break {}, {} virtual, {} \xe2\x80\x94 {}",
+                               r_.scenario, r_.seed, r_.tie_break, format_time(v_.end),
+                               v_.lanes.size() == 1 ? "1 lane" : fmt::format("{} lanes", v_.lanes.size()),
+                               r_.passed ? "PASS" : "FAIL")));
+    legend();
+    stripes();
+    axis();
+    for (std::size_t i = 0; i < v_.lanes.size(); ++i) lane(i);
+    bands();
+    world_marks();
+    if (v_.lanes.empty())
+      out_ += fmt::format("<text class=\"legend\" x=\"8\" y=\"{}\">no tree paths to draw</text>\n",
+                          num(kLanesTop + 16));
+    out_ += "</svg>\n";
+    return std::move(out_);
+  }
+
+ private:
+  double lane_y(std::size_t i) const { return kLanesTop + lane_h_ * static_cast<double>(i); }
+
+  void legend() {
+    double x = 8;
+    const double y = 40;
+    auto text = [&](const char* t, double width) {
+      out_ += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", num(x + 14), num(y + 4), t);
+      x += width;
+    };
+    auto swatch = [&](const char* cls, const char* t, double width) {
+      out_ += fmt::format("<rect class=\"{}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>\n", cls, num(x),
+                          num(y - 5));
+      text(t, width);
+    };
+    swatch("up", "up", 44);
+    swatch("down", "down (after its first start)", 178);
+    for (const auto& [k, t, w] :
+         {std::tuple{MarkKind::crash, "crash", 56.0}, std::tuple{MarkKind::kill, "kill", 44.0},
+          std::tuple{MarkKind::restart, "restart", 64.0},
+          std::tuple{MarkKind::escalation, "escalation (gave up)", 140.0},
+          std::tuple{MarkKind::fault, "fault injected", 104.0}}) {
+      out_ += marker(k, x + 5, y, 4.5, "lg") + closing(k) + "\n";
+      text(t, w);
+    }
+    swatch("partition", "partition", 76);
+    swatch("pause", "node paused", 94);
+    swatch("node_down", "node down", 80);
+  }
+
+  void stripes() {
+    for (std::size_t i = 1; i < v_.lanes.size(); i += 2) {
+      out_ += fmt::format("<rect class=\"stripe\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+                          num(lane_y(i)), kWidth, num(lane_h_));
+    }
+  }
+
+  void axis() {
+    const Ticks t = choose_ticks(v_.end - Time{0}, static_cast<std::size_t>((kPlotRight - kPlotLeft) / 90));
+    out_ += fmt::format("<text class=\"tick\" x=\"8\" y=\"{}\">virtual time ({})</text>\n", num(kAxisY),
+                        t.unit_name);
+    for (Time at{0}; at <= v_.end; at = at + t.step) {
+      const double x = sc_.x(at);
+      out_ += fmt::format("<line class=\"grid\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(x),
+                          num(kLanesTop - 4), num(std::max(lanes_bottom_, kLanesTop)));
+      out_ += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(x),
+                          num(kAxisY), xml_escape(tick_label(at, t)));
+    }
+  }
+
+  void lane(std::size_t i) {
+    const Lane& l = v_.lanes[i];
+    const double y = lane_y(i);
+    const double cy = y + lane_h_ / 2;
+    const std::vector<Drawn> marks = merge_marks(l.marks, sc_);
+    label(l, y);
+    const double bar_h = lane_h_ * 0.6;
+    if (!l.up.empty()) {
+      out_ += fmt::format("<rect class=\"down\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+                          num(sc_.x(l.up.front().from)), num(cy - bar_h / 4),
+                          num(kPlotRight - sc_.x(l.up.front().from)), num(bar_h / 2));
+    }
+    up_bars(l, cy - bar_h / 2, bar_h);
+    const double s = std::min(lane_h_ * 0.3, 5.0);
+    for (const Drawn& d : marks) {
+      out_ += marker(d.kind, d.x, cy, s, "mk") + "<title>" + xml_escape(marker_title(d)) + "</title>" +
+              closing(d.kind) + "\n";
+    }
+  }
+
+  void label(const Lane& l, double y) {
+    const double font = std::clamp(lane_h_ - 4, 8.0, 12.0);
+    const double indent = static_cast<double>(std::min<std::size_t>(l.depth, 8)) * 8;
+    const std::string shown = l.depth == 0 ? l.path : l.path.substr(l.path.rfind('/') + 1);
+    const auto chars = static_cast<std::size_t>((kLabelWidth - indent) / (font * 0.6));
+    std::string tip = l.path;
+    if (l.shape == nullptr) tip += " (dynamic)";
+    if (!l.node.empty()) tip += " on " + l.node;
+    out_ +=
+        fmt::format("<text class=\"lane\" x=\"{}\" y=\"{}\" font-size=\"{}\"><title>{}</title>{}</text>\n",
+                    num(8 + indent), num(y + lane_h_ / 2 + font * 0.35), num(font), xml_escape(tip),
+                    xml_escape(truncate_left(shown, chars)));
+  }
+
+  /// Up intervals as bars, joined where the gap between two is under a pixel.
+  void up_bars(const Lane& l, double y, double h) {
+    std::optional<std::pair<double, double>> bar;
+    std::size_t joined = 0;
+    Time from{}, to{};
+    auto flush = [&] {
+      if (!bar) return;
+      out_ += fmt::format(
+          "<rect class=\"up\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>\n",
+          num(bar->first), num(y), num(std::max(bar->second - bar->first, 0.5)), num(h),
+          xml_escape((joined > 1 ? fmt::format("up ({} intervals) ", joined) : std::string("up ")) +
+                     span_text(from, to)));
+    };
+    for (const properties::Interval& i : l.up) {
+      const double x0 = sc_.x(i.from), x1 = sc_.x(i.to);
+      if (bar && x0 - bar->second < kMergePx) {
+        bar->second = x1;
+        to = i.to;
+        ++joined;
+        continue;
+      }
+      flush();
+      bar = {x0, x1};
+      from = i.from;
+      to = i.to;
+      joined = 1;
+    }
+    flush();
+  }
+
+  void bands() {
+    // Per kind, bands closer than a pixel share one rectangle.
+    std::array<std::optional<std::size_t>, 3> last{};
+    struct Shade {
+      BandKind kind;
+      double x0, x1;
+      Time from, to;
+      std::size_t count;
+      std::string label;
+    };
+    std::vector<Shade> shades;
+    for (const Band& b : v_.bands) {
+      const double x0 = sc_.x(b.from), x1 = sc_.x(b.to);
+      auto& l = last[static_cast<std::size_t>(b.kind)];
+      if (l && x0 - shades[*l].x1 < kMergePx) {
+        Shade& s = shades[*l];
+        s.x1 = std::max(s.x1, x1);
+        s.to = std::max(s.to, b.to);
+        ++s.count;
+        continue;
+      }
+      l = shades.size();
+      shades.push_back({b.kind, x0, x1, b.from, b.to, 1, b.label});
+    }
+    for (const Shade& s : shades) {
+      const std::string what = s.count == 1 ? fmt::format("{} {}", to_string(s.kind), s.label)
+                                            : fmt::format("{} x {}", s.count, to_string(s.kind));
+      const std::string tip = xml_escape(what + ", " + span_text(s.from, s.to));
+      const double w = std::max(s.x1 - s.x0, 1.0);
+      out_ += fmt::format(
+          "<rect class=\"band {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>\n",
+          to_string(s.kind), num(s.x0), num(kBandTop), num(w),
+          num(std::max(lanes_bottom_, kLanesTop) - kBandTop), tip);
+      const auto chars = static_cast<std::size_t>(w / 6.2);
+      if (chars >= 4) {
+        out_ += fmt::format("<text class=\"bandlabel\" x=\"{}\" y=\"{}\"><title>{}</title>{}</text>\n",
+                            num(s.x0 + 2), num(kBandLabelY), tip,
+                            xml_escape(truncate_right(s.count == 1 ? s.label : what, chars)));
+      }
+    }
+  }
+
+  void world_marks() {
+    for (const Drawn& d : merge_marks(v_.world_marks, sc_)) {
+      out_ += marker(d.kind, d.x, kWorldMarkY, 4, "mk world") + "<title>" +
+              xml_escape("world: " + marker_title(d)) + "</title>" + closing(d.kind) + "\n";
+    }
+  }
+
+  const RunReport& r_;
+  RunView v_;
+  Scale sc_;
+  double lane_h_ = kLaneHeightMax;
+  double lanes_bottom_ = kLanesTop;
+  double height_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string timeline_svg(const RunReport& r) { return TimelineWriter(r, view_of(r)).write(); }
+
+}  // namespace lic::reports

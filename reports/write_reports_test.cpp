@@ -1,0 +1,175 @@
+// write_reports: every file, atomically, with tree.svg from Graphviz when `dot` is on PATH, and
+// the same bytes every time.
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "reports/run_report.hpp"
+#include "reports/test_runs.hpp"
+#include "reports/trace_format.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using namespace lic::reports;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory under the system's temp directory, removed again at the end of the test.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : path_(fs::temp_directory_path() / ("lic-reports-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+/// Sets PATH for the scope (the writer looks `dot` up there), then puts it back.
+class PathVariable {
+ public:
+  explicit PathVariable(const std::string& value) {
+    if (const char* old = std::getenv("PATH")) old_ = old;
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ~PathVariable() {
+    if (old_) {
+      ::setenv("PATH", old_->c_str(), 1);
+    } else {
+      ::unsetenv("PATH");
+    }
+  }
+  PathVariable(const PathVariable&) = delete;
+  PathVariable& operator=(const PathVariable&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::map<std::string, std::string> files_in(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out[e.path().filename().string()] = read(e.path());
+  return out;
+}
+
+bool dot_on_path() {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (!dir.empty() && ::access((fs::path(dir) / "dot").c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("write_reports writes every file and tree.svg from Graphviz and leaves no temp file",
+          "[reports][write]") {
+  REQUIRE(dot_on_path());  // tools/setup.sh installs graphviz
+  const auto run = testing::pipeline_run({1_s, 3_s}, 10_s);
+  const ScratchDir dir("all");
+  const auto errors = write_reports(run.report, dir.path() / "out");
+  CHECK(errors.empty());
+  const auto files = files_in(dir.path() / "out");
+  std::string names;
+  for (const auto& [name, content] : files) names += name + " ";
+  CHECK(names ==
+        "index.html junit.xml summary.json timeline.svg trace.jsonl trace.perfetto.json tree.dot tree.svg ");
+  CHECK(files.at("tree.svg").find("<svg") != std::string::npos);
+  CHECK(files.at("tree.svg").find("/root/input/parser") != std::string::npos);  // dot's node titles
+  CHECK(files.at("index.html").find("<img src=\"tree.svg\"") != std::string::npos);
+  CHECK(files.at("summary.json") == summary_json(run.report));
+  CHECK(files.at("timeline.svg") == timeline_svg(run.report));
+  // trace.jsonl: a line per event, as format_event_json renders it.
+  std::istringstream lines(files.at("trace.jsonl"));
+  std::string line;
+  std::size_t n = 0;
+  bool same = true;
+  while (std::getline(lines, line)) same = same && line == format_event_json((*run.report.trace)[n++]);
+  CHECK(n == run.report.events);
+  CHECK(same);
+}
+
+TEST_CASE("without dot on PATH there is no tree.svg and index.html says how to render tree.dot",
+          "[reports][write]") {
+  const auto run = testing::pipeline_run({1_s}, 2_s);
+  const ScratchDir dir("nodot");
+  std::ofstream(dir.path() / "tree.svg") << "<svg>an older run's tree</svg>";
+  {
+    const PathVariable path((dir.path() / "no-such-bin").string());
+    CHECK(write_reports(run.report, dir.path()).empty());
+  }
+  CHECK_FALSE(fs::exists(dir.path() / "tree.svg"));  // a stale one would not match tree.dot
+  CHECK(fs::exists(dir.path() / "tree.dot"));
+  const std::string html = read(dir.path() / "index.html");
+  CHECK(html.find("Graphviz <code>dot</code> was not found on PATH: <a href=\"tree.dot\">tree.dot</a> is "
+                  "there to render") != std::string::npos);
+  CHECK(html.find("<img src=\"tree.svg\"") == std::string::npos);
+}
+
+TEST_CASE("write_reports writes only the selected files and index.html links only those",
+          "[reports][write]") {
+  const auto run = testing::pipeline_run({1_s}, 2_s);
+  const ScratchDir dir("some");
+  ReportSelection some{};
+  some.trace = false;
+  some.tree = false;
+  some.perfetto = false;
+  CHECK(write_reports(run.report, dir.path(), some).empty());
+  const auto files = files_in(dir.path());
+  CHECK(files.size() == 4);
+  CHECK(files.count("trace.jsonl") == 0);
+  CHECK(files.at("index.html").find("trace.jsonl") == std::string::npos);
+  CHECK(files.at("index.html").find("<a href=\"junit.xml\">") != std::string::npos);
+}
+
+TEST_CASE("the same run written twice or run twice and written gives identical bytes",
+          "[reports][write][determinism]") {
+  const ScratchDir dir("twice");
+  const auto first = testing::network_run();
+  const auto second = testing::network_run();
+  REQUIRE(first.report.trace_hash == second.report.trace_hash);
+  CHECK(write_reports(first.report, dir.path() / "a").empty());
+  CHECK(write_reports(first.report, dir.path() / "b").empty());
+  CHECK(write_reports(second.report, dir.path() / "c").empty());
+  CHECK(write_reports(second.report, dir.path() / "c").empty());  // over the old files
+  const auto a = files_in(dir.path() / "a");
+  CHECK(a.size() >= 7);
+  CHECK(files_in(dir.path() / "b") == a);
+  CHECK(files_in(dir.path() / "c") == a);
+}
+
+TEST_CASE("a directory that cannot be made is one error naming it", "[reports][write]") {
+  const auto run = testing::pipeline_run({}, 1_s);
+  const ScratchDir dir("blocked");
+  std::ofstream(dir.path() / "file") << "not a directory";
+  const auto errors = write_reports(run.report, dir.path() / "file" / "out");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("cannot create") != std::string::npos);
+  CHECK(errors[0].find("file/out") != std::string::npos);
+}
