@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "properties/availability.hpp"
+#include "properties/conservation.hpp"
 
 namespace lic::scenarios {
 
@@ -64,6 +65,7 @@ const std::vector<CheckInfo>& check_catalogue() {
       {"escalates", "a root supervisor reached its restart intensity (the run expects it)", false, false, false},
       {"availability", "the subtree at `of` was up at least `min` of the run", true, true, false},
       {"alive", "a process runs at `of` at the end", true, false, false},
+      {"conservation", "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", false, false, false},
       {"restarts", "the process at `of` was restarted exactly `count` or at most `max` times", true, false, true},
   };
   return all;
@@ -113,6 +115,10 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
       r.passed = a.observed > Duration::zero() && lhs >= rhs;
       r.detail = fmt::format("up {:.4f}% of {} (at least {}); {} failures, MTTR {}", a.availability * 100,
                              format_duration(a.observed), format_ratio(min), a.failures, format_duration(a.mttr));
+    } else if (c.name == "conservation") {
+      const properties::Conservation k = properties::check_conservation(*in.events);
+      r.passed = k.ok && k.emitted.count > 0;
+      r.detail = k.emitted.count == 0 ? "no line was emitted (is there a pipeline.reader?)" : properties::describe(k);
     } else if (c.name == "alive") {
       r.passed = std::binary_search(in.alive.begin(), in.alive.end(), c.of);
       r.detail = r.passed ? "running at the end" : "no process at " + c.of + " at the end";

@@ -278,7 +278,8 @@ Scenario gen_scenario() {
   for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) s.faults.push_back(gen_fault(paths, nodes, i));
   for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
     CheckDecl c;
-    c.name = *rc::gen::element<std::string>("converges", "no_escalation", "escalates", "availability", "alive", "restarts");
+    c.name = *rc::gen::element<std::string>("converges", "no_escalation", "escalates", "availability", "alive", "restarts",
+                                            "conservation");
     if (c.name == "availability" || c.name == "alive" || c.name == "restarts") c.of = *rc::gen::elementOf(paths.all);
     if (c.name == "availability") c.min = gen_ratio();
     if (c.name == "restarts") {
