@@ -341,21 +341,24 @@ void read_args(Reader& rd, const YAML::Node& n, BehaviourRef& b) {
   }
   std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
+    // Copies: `it->` yields a temporary proxy; a range-for over its member would outlive it.
+    const YAML::Node key_node = it->first;
+    const YAML::Node value = it->second;
     std::string key;
-    if (!rd.scalar(it->first, "an argument name", key)) continue;
+    if (!rd.scalar(key_node, "an argument name", key)) continue;
     if (!seen.insert(key).second) {
-      rd.error(it->first, "duplicate argument '" + key + "'");
+      rd.error(key_node, "duplicate argument '" + key + "'");
       continue;
     }
     ArgValue v;
-    v.mark = mark_of(it->second);
-    if (it->second.IsSequence()) {
+    v.mark = mark_of(value);
+    if (value.IsSequence()) {
       v.is_list = true;
-      for (const YAML::Node& x : it->second) {
+      for (const YAML::Node& x : value) {
         std::string w;
         if (rd.scalar(x, "an item of argument '" + key + "'", w)) v.list.push_back(w);
       }
-    } else if (!rd.scalar(it->second, "argument '" + key + "'", v.scalar)) {
+    } else if (!rd.scalar(value, "argument '" + key + "'", v.scalar)) {
       continue;
     }
     b.args.emplace_back(key, std::move(v));

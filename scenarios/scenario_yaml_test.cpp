@@ -85,7 +85,19 @@ supervision::ChildSpec gen_spec(const std::string& id, TreeNode::Kind kind, cons
   return s;
 }
 
-BehaviourRef gen_behaviour() { return BehaviourRef{*rc::gen::element<std::string>("idle", "stall"), {}, {}}; }
+BehaviourRef gen_behaviour() {
+  switch (*rc::gen::inRange(0, 4)) {
+    case 0: return BehaviourRef{"idle", {}, {}};
+    case 1: return BehaviourRef{"stall", {}, {}};
+    case 2:  // a scalar argument
+      return BehaviourRef{"trap_exit", {{"shutdown_delay", ArgValue{format_duration(gen_duration(5'000, false)), {}, false, {}}}}, {}};
+    default: {  // a list argument
+      ArgValue init{"", {}, true, {}};
+      for (int i = 0, n = *rc::gen::inRange(1, 4); i < n; ++i) init.list.push_back(*rc::gen::element<std::string>("ok", "ignore", "error"));
+      return BehaviourRef{"idle", {{"init", init}}, {}};
+    }
+  }
+}
 
 ServiceDecl gen_service(const std::string& name, const std::vector<std::string>& earlier) {
   ServiceDecl s;
