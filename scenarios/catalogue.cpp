@@ -101,36 +101,6 @@ bool parse_value(const std::string& text, InitResult& out, std::string& error) {
 
 // ---- did you mean -------------------------------------------------------------------------
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
-/// The closest of `names` to `wrong` (a typo of at most a third of its letters, at least 2),
-/// or one that ends in "." + wrong (`reader` for pipeline.reader); "" when none is close.
-std::string closest(std::string_view wrong, const std::vector<std::string>& names) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, wrong.size() / 3) + 1;
-  for (const std::string& n : names) {
-    const std::size_t d = edit_distance(wrong, n);
-    if (d < best_distance) best = n, best_distance = d;
-  }
-  if (!best.empty()) return best;
-  for (const std::string& n : names) {
-    if (n.size() > wrong.size() && n.ends_with(wrong) && n[n.size() - wrong.size() - 1] == '.') return n;
-  }
-  return "";
-}
 
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
@@ -203,7 +173,7 @@ class Args {
       const auto& [n, v] = ref_.args[i];
       if (std::find(known.begin(), known.end(), n) == known.end()) {
         std::string m = "unknown argument '" + n + "' for '" + ref_.name + "' (";
-        if (const std::string near = closest(n, known); !near.empty()) m += "did you mean '" + near + "'? ";
+        if (const std::string near = closest_name(n, known); !near.empty()) m += "did you mean '" + near + "'? ";
         m += known.empty() ? "it takes none)" : "it takes " + joined(known) + ")";
         add(v.mark, std::move(m));
       } else if (given(n) != &v) {
@@ -487,7 +457,7 @@ BehaviourFactory make_behaviour(const BehaviourRef& ref, std::vector<Diagnostic>
   if (it == all.end() || it->info.name != ref.name) {
     std::vector<std::string> names;
     for (const Entry& e : all) names.push_back(e.info.name);
-    const std::string near = closest(ref.name, names);
+    const std::string near = closest_name(ref.name, names);
     errors.push_back({ref.mark, "unknown behaviour '" + ref.name + "' (" +
                                     (near.empty() ? "known: " + joined(names) : "did you mean '" + near + "'?") +
                                     ")"});

@@ -1,5 +1,6 @@
 #include "scenarios/scenario.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <numeric>
@@ -134,6 +135,37 @@ std::string format_ratio(Ratio r) {
     }
   }
   return std::to_string(r.num) + "/" + std::to_string(r.den);
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The closest of `names` to `wrong` (a typo of at most a third of its letters, at least 2),
+/// or one that ends in "." + wrong (`reader` for pipeline.reader); "" when none is close.
+std::string closest_name(std::string_view wrong, const std::vector<std::string>& names) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, wrong.size() / 3) + 1;
+  for (const std::string& n : names) {
+    const std::size_t d = edit_distance(wrong, n);
+    if (d < best_distance) best = n, best_distance = d;
+  }
+  if (!best.empty()) return best;
+  for (const std::string& n : names) {
+    if (n.size() > wrong.size() && n.ends_with(wrong) && n[n.size() - wrong.size() - 1] == '.') return n;
+  }
+  return "";
 }
 
 }  // namespace lic::scenarios

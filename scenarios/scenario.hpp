@@ -185,6 +185,11 @@ struct Scenario {
 bool parse_ratio(std::string_view text, Ratio& out, std::string& error);
 /// The shortest text parse_ratio reads back as the same (reduced) ratio: `2%`, `0.5%`, `1/3`.
 std::string format_ratio(Ratio r);
+/// Levenshtein distance between two words.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+/// For "did you mean": the closest of `names` to `wrong` (a typo of at most a third of its
+/// letters, at least 2), or a dotted name ending in it (`reader` -> `pipeline.reader`); "" if none.
+std::string closest_name(std::string_view wrong, const std::vector<std::string>& names);
 /// num/den reduced by their greatest common divisor.
 Ratio reduce(Ratio r);
 

@@ -43,30 +43,9 @@ std::string joined(std::initializer_list<std::string_view> words) {
   return s;
 }
 
-/// Levenshtein distance, for "did you mean".
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> options) {
-  std::string_view best;
-  std::size_t best_d = 3;  // suggest only close words
-  for (std::string_view o : options) {
-    const std::size_t d = distance(word, o);
-    if (d < best_d) best_d = d, best = o;
-  }
-  return best.empty() ? std::string() : " (did you mean '" + std::string(best) + "'?)";
+  const std::string best = closest_name(word, std::vector<std::string>(options.begin(), options.end()));
+  return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
 // yaml-cpp's Node::operator= writes through to the node it refers to (it changes the document);
@@ -991,12 +970,10 @@ class Validator {
         if (numbered && (d->second.empty() || leaf.substr(0, dot) == d->second)) return nullptr;
       }
     }
-    std::string hint;
-    std::size_t best = 4;
-    for (const auto& [k, v] : paths_) {
-      const std::size_t d = distance(p, k);
-      if (d < best) best = d, hint = " (did you mean '" + k + "'?)";
-    }
+    std::vector<std::string> known;
+    for (const auto& entry : paths_) known.push_back(entry.first);
+    const std::string near = closest_name(p, known);
+    const std::string hint = near.empty() ? std::string() : " (did you mean '" + near + "'?)";
     error(m, "'" + p + "' names nothing in the tree" + hint);
     return nullptr;
   }
