@@ -8,7 +8,16 @@
 namespace lic::scenarios {
 
 bool ServiceDecl::operator==(const ServiceDecl&) const = default;
-bool TreeNode::operator==(const TreeNode&) const = default;
+// Written out rather than defaulted: clang 14 crashes defaulting == on a type that holds a
+// vector of itself (it recurses evaluating the implicit exception specification).
+bool TreeNode::operator==(const TreeNode& o) const {
+  if (kind != o.kind || !(spec == o.spec) || !(behaviour == o.behaviour) ||
+      !(flags == o.flags) || services != o.services || children.size() != o.children.size()) {
+    return false;
+  }
+  return std::equal(children.begin(), children.end(), o.children.begin(),
+                    [](const TreeNode& a, const TreeNode& b) { return a == b; });
+}
 
 bool Scenario::operator==(const Scenario& o) const {
   // Everything but `file` (where it was read from is not what it is).
