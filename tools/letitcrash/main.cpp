@@ -2,10 +2,12 @@
 // Exit codes: 0 success (every check holds), 1 a check failed, 2 bad input or usage.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "bench/bench.hpp"
+#include "scenarios/scenario.hpp"
 #include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
 #include "tools/letitcrash/sweep.hpp"
@@ -66,6 +68,7 @@ std::optional<lic::TieBreak> as_tie_break(const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"letitcrash: a deterministic simulator and chaos harness for OTP-style supervision trees"};
+  app.name("letitcrash");
   app.set_version_flag("--version", std::string("letitcrash ") + LETITCRASH_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);
@@ -172,6 +175,25 @@ int main(int argc, char** argv) {
   auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed (exit 1 when a seed failed or is missing)");
   m->add_option("out", merge_out, "The merged results file (written atomically)")->required();
   m->add_option("inputs", merge_in, "The shards' results files")->required();
+
+  // No command at all: the overview of the commands is the useful answer. A word that names no
+  // command: say so (CLI11 alone would report only that a command is required).
+  if (argc < 2) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
+  if (argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::string hint = lic::scenarios::closest_name(argv[1], names);
+      std::string all;
+      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+      std::fprintf(stderr, "letitcrash: unknown command '%s'%s; the commands are: %s\nRun with --help for more information.\n",
+                   argv[1], hint.empty() ? "" : (" (did you mean '" + hint + "'?)").c_str(), all.c_str());
+      return 2;
+    }
+  }
 
   try {
     app.parse(argc, argv);
