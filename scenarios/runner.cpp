@@ -129,10 +129,24 @@ class World {
     }
   }
 
-  void schedule_script() {
-    for (std::size_t i = 0; i < s_.script.size(); ++i) {
-      sim_.schedule(s_.script[i].at, [this, i] { perform(s_.script[i]); });
+  /// Runs the simulation to `t`, taking each script step due by then once everything else due
+  /// at its instant has happened (an operator acts on a settled instant, as the reference
+  /// model's harness injects; steps at one instant in file order). Then the events it started
+  /// at that instant run too.
+  void run_until(Time t) {
+    while (next_step_ < order_.size() && s_.script[order_[next_step_]].at <= t) {
+      const Step& st = s_.script[order_[next_step_++]];
+      sim_.run_until(st.at);
+      perform(st);
     }
+    sim_.run_until(t);
+  }
+
+  void order_script() {
+    order_.resize(s_.script.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(),
+                     [this](std::size_t a, std::size_t b) { return s_.script[a].at < s_.script[b].at; });
   }
 
  private:
@@ -204,6 +218,8 @@ class World {
   Simulation& sim_;
   const Scenario& s_;
   std::map<std::string, std::uint32_t> boots_;
+  std::vector<std::size_t> order_;  ///< the script's steps by time (file order within one)
+  std::size_t next_step_ = 0;
 };
 
 bool path_label(Atom name) {
@@ -255,17 +271,17 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     faults::Injector injector(sim, s.faults);
     injector.start();
     world.boot_all();
-    world.schedule_script();
+    world.order_script();
 
     const Time limit = opts.until.value_or(Time::max());
     out.phases.chaos_end = Time{} + s.duration;
-    sim.run_until(std::min(out.phases.chaos_end, limit));
+    world.run_until(std::min(out.phases.chaos_end, limit));
     bool quiet_ran = limit >= out.phases.chaos_end;
     out.phases.end = out.phases.chaos_end;
     if (s.quiet && limit > out.phases.chaos_end) {
       injector.stop();
       out.phases.end = out.phases.chaos_end + *s.quiet;
-      sim.run_until(std::min(out.phases.end, limit));
+      world.run_until(std::min(out.phases.end, limit));
       quiet_ran = limit >= out.phases.end;
     } else if (s.quiet) {
       quiet_ran = false;
