@@ -5,6 +5,7 @@
 
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
+#include "scenarios/model_case.hpp"
 
 namespace lic::scenarios {
 
@@ -67,6 +68,7 @@ const std::vector<CheckInfo>& check_catalogue() {
       {"alive", "a process runs at `of` at the end", true, false, false},
       {"conservation", "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", false, false, false},
       {"restarts", "the process at `of` was restarted exactly `count` or at most `max` times", true, false, true},
+      {"model", "the trace equals the reference model of OTP supervision's prediction, event for event (files inside what the model covers: docs/scenario-format.md)", false, false, false},
   };
   return all;
 }
@@ -131,6 +133,14 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
       if (c.count) want = fmt::format("exactly {}", *c.count);
       if (c.max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *c.max);
       r.detail = fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want);
+    } else if (c.name == "model") {
+      if (in.scenario == nullptr) {
+        r.detail = "no scenario to read the tree and script from";
+      } else {
+        const ModelComparison m = compare_with_model(*in.scenario, *in.events, in.end);
+        r.passed = m.equal;
+        r.detail = m.detail;
+      }
     } else {
       r.detail = "unknown check";
     }

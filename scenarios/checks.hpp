@@ -42,6 +42,7 @@ struct CheckInput {
   std::vector<std::string> roots;           ///< the root trees' paths ("/root")
   std::vector<std::string> alive;           ///< paths alive at the end
   std::map<std::string, std::uint32_t> starts;  ///< start attempts per path
+  const Scenario* scenario = nullptr;           ///< what ran (the `model` check reads its tree and script)
 };
 
 /// The checks a scenario runs: its own, or when it names none, `no_escalation` (`escalates`

@@ -316,6 +316,7 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     in.roots = roots;
     in.alive = out.final_state.alive;
     in.starts = out.final_state.starts;
+    in.scenario = &s;
     out.checks = run_checks(effective_checks(s), in);
   }
   out.events = sim.trace().count();

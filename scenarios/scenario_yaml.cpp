@@ -12,6 +12,7 @@
 
 #include "scenarios/catalogue.hpp"
 #include "scenarios/checks.hpp"
+#include "scenarios/model_case.hpp"
 #include "supervision/lifecycle.hpp"
 
 namespace lic::scenarios {
@@ -867,6 +868,12 @@ class Validator {
     for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
     for (const CheckDecl& c : s_.checks) {
       if (!c.of.empty()) path(c.of, c.mark, false);
+    }
+    // The `model` check judges only what the reference model covers: say what lies outside.
+    if (errors_.empty() && std::any_of(s_.checks.begin(), s_.checks.end(), [](const CheckDecl& c) { return c.name == "model"; })) {
+      std::vector<Diagnostic> why_not;
+      to_model_case(s_, why_not);
+      for (Diagnostic& d : why_not) errors_.push_back(std::move(d));
     }
     return std::move(errors_);
   }

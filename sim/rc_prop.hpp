@@ -16,6 +16,20 @@
 
 namespace lic::test {
 
+/// The id of the property prop() is checking ("<test case>/<description>"), for what it writes.
+inline std::string& current_property() {
+  static std::string id;
+  return id;
+}
+
+/// The scenario file the current property last wrote its failing case to (scenarios/
+/// counterexample.hpp), or empty. The shrinker tries smaller failing cases one after another and
+/// each overwrites the file, so when the property ends it holds the shrunk case.
+inline std::string& counterexample_written() {
+  static std::string path;
+  return path;
+}
+
 template <typename Testable>
 void prop(const std::string& description, Testable&& testable) {
   using namespace rc::detail;
@@ -23,9 +37,15 @@ void prop(const std::string& description, Testable&& testable) {
     TestMetadata metadata;
     metadata.id = Catch::getResultCapture().getCurrentTestName() + "/" + description;
     metadata.description = description;
+    current_property() = metadata.id;
+    counterexample_written().clear();
     const auto result = checkTestable(std::forward<Testable>(testable), metadata);
     std::ostringstream message;
     printResultMessage(result, message);
+    if (!result.template is<SuccessResult>() && !counterexample_written().empty()) {
+      message << "\nThe shrunk case is the scenario file " << counterexample_written()
+              << "\nReplay it: build/letitcrash run " << counterexample_written() << "\n";
+    }
     if (result.template is<SuccessResult>()) {
       if (!result.template get<SuccessResult>().distribution.empty()) {
         std::cout << "- " << description << "\n" << message.str() << "\n";

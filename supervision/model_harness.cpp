@@ -42,12 +42,11 @@ SupervisorSpec build(const Node& supervisor) {
   return spec;
 }
 
-std::vector<Event> events_of(const Trace& trace, std::size_t from) {
+std::vector<Event> events_of(const EventLog& log, std::size_t from) {
   static const Atom kMax("reached_max_restart_intensity");
   static const Atom kShutdownError("shutdown_error");
   static const Atom kAuto("auto_shutdown");
   std::vector<Event> out;
-  const EventLog& log = trace.events();
   for (std::size_t i = from; i < log.size(); ++i) {
     const TraceEvent& e = log[i];
     if (e.label.name.empty()) continue;
@@ -68,7 +67,8 @@ std::vector<Event> events_of(const Trace& trace, std::size_t from) {
   return out;
 }
 
-std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections) {
+std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections,
+                           std::vector<Time>* at) {
   std::vector<Event> out;
   std::size_t seen = 0;
   auto drain = [&] {
@@ -84,7 +84,8 @@ std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<
   for (const Injection& inj : injections) {
     // The tree went quiet when the run stopped: at its last event, or when the last
     // acknowledgement or DOWN from another node arrived.
-    sim.run_until(sim.now() + inj.after);
+    sim.run_until(inj.at ? std::max(*inj.at, sim.now()) : sim.now() + inj.after);
+    if (at != nullptr) at->push_back(sim.now());
     if (inj.fault != Fault::process) {
       if (inj.fault == Fault::crash_node) {
         sim.crash_node(inj.node);

@@ -18,11 +18,14 @@ SupervisorSpec build(const Node& supervisor);
 
 /// Starts `root` in `sim` at its current time, applies the injections as predict() times them
 /// (each `after` the tree went quiet), runs to quiet, and returns what the trace shows.
-std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections);
+/// `at`, if given, receives the instant each injection was made (a script's step times).
+std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<Injection>& injections,
+                           std::vector<Time>* at = nullptr);
 
 /// The events of the trace as the model names them (spawn, exit, max_intensity, shutdown_error,
 /// auto_shutdown of labelled processes), from event `from` on.
-std::vector<Event> events_of(const Trace& trace, std::size_t from = 0);
+std::vector<Event> events_of(const EventLog& log, std::size_t from = 0);
+inline std::vector<Event> events_of(const Trace& trace, std::size_t from = 0) { return events_of(trace.events(), from); }
 
 /// A readable account of the first difference, or empty when the lists are equal.
 std::string first_difference(const std::vector<Event>& expected, const std::vector<Event>& got);

@@ -47,7 +47,7 @@ class Interpreter {
  public:
   explicit Interpreter(const Node& root) : root_(root) {}
 
-  std::vector<Event> run(const std::vector<Injection>& injections) {
+  std::vector<Event> run(const std::vector<Injection>& injections, std::string* not_quiet) {
     // The root is started by the world (no parent to restart it).
     auto top = std::make_unique<Sup>();
     top->node = &root_;
@@ -62,7 +62,16 @@ class Interpreter {
     }
     for (const Injection& inj : injections) {
       // The tree is quiet from now_ on (the last event, or the last latency after it).
-      now_ = now_ + inj.after;
+      if (!inj.at) {
+        now_ = now_ + inj.after;
+      } else if (*inj.at >= now_) {
+        now_ = *inj.at;
+      } else if (not_quiet != nullptr) {
+        *not_quiet = "the fault at " + format_time(*inj.at) + " on " + (inj.path.empty() ? std::string(inj.node.text()) : inj.path) +
+                     " comes before the tree is quiet again at " + format_time(now_) +
+                     " (the model predicts one fault at a time)";
+        break;
+      }
       switch (inj.fault) {
         case Fault::process: inject(inj); break;
         case Fault::crash_node: crash_node(inj.node); break;
@@ -485,8 +494,9 @@ std::vector<std::string> worker_paths(const Node& root) {
   return out;
 }
 
-std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections) {
-  return Interpreter(root).run(injections);
+std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections,
+                           std::string* not_quiet) {
+  return Interpreter(root).run(injections, not_quiet);
 }
 
 }  // namespace lic::supervision::model

@@ -76,6 +76,9 @@ struct Injection {
   Reason reason;
   Fault fault = Fault::process;
   Atom node{};  ///< node faults: which node
+  /// Instead of `after`: the absolute instant (a scenario file's script step). It must not
+  /// come before the tree is quiet; predict() says so when it does.
+  std::optional<Time> at{};
 };
 
 /// The latency of the default path between two nodes (LinkParams' default): what a message or
@@ -110,6 +113,10 @@ std::vector<std::string> worker_paths(const Node& root);
 /// acknowledgement or DOWN from another node). An injection whose target is not running at
 /// that moment is a `skipped` event (the harness records the same); a node fault has no event
 /// of its own, only its consequences.
-std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections);
+/// When an injection's `at` comes before the tree is quiet (the model predicts one fault at a
+/// time), the prediction stops there and `not_quiet`, if given, says which and when the tree
+/// went quiet; without it such an injection waits for the quiet instant.
+std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections,
+                           std::string* not_quiet = nullptr);
 
 }  // namespace lic::supervision::model
