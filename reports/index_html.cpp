@@ -75,7 +75,7 @@ std::string facts(const RunReport& r) {
 
 }  // namespace
 
-std::string index_html(const RunReport& r, const ReportSelection& written, bool have_svg_tree) {
+std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg) {
   const char* verdict = r.passed ? "PASS" : "FAIL";
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>{}: {}</title>\n", xml_escape(r.scenario), verdict);
@@ -87,13 +87,15 @@ std::string index_html(const RunReport& r, const ReportSelection& written, bool 
   out += "<h2>Run</h2>\n" + facts(r);
   if (written.tree) {
     out += "<h2>Tree</h2>\n";
-    out += have_svg_tree
-               ? std::string(
-                     "<p><a href=\"tree.svg\"><img src=\"tree.svg\" alt=\"the supervision tree\"></a></p>\n")
-               : std::string(
-                     "<p class=\"note\">Graphviz <code>dot</code> was not found on PATH: "
-                     "<a href=\"tree.dot\">tree.dot</a> is there to render "
-                     "(<code>dot -Tsvg tree.dot -o tree.svg</code>).</p>\n");
+    const std::string render = "<a href=\"tree.dot\">tree.dot</a> is there to render "
+                               "(<code>dot -Tsvg tree.dot -o tree.svg</code>).</p>\n";
+    if (svg.written) {
+      out += "<p><a href=\"tree.svg\"><img src=\"tree.svg\" alt=\"the supervision tree\"></a></p>\n";
+    } else if (svg.problem.empty()) {
+      out += "<p class=\"note\">Graphviz <code>dot</code> was not found on PATH: " + render;
+    } else {
+      out += "<p class=\"note\">Graphviz <code>dot</code> failed on tree.dot (" + xml_escape(svg.problem) + "): " + render;
+    }
   }
   if (written.timeline) {
     out +=
@@ -101,7 +103,7 @@ std::string index_html(const RunReport& r, const ReportSelection& written, bool 
         "timeline\"></a></p>\n";
   }
   out += "<h2>Files</h2>\n<ul>\n";
-  for (const FileLink& f : files(written, have_svg_tree)) {
+  for (const FileLink& f : files(written, svg.written)) {
     out += fmt::format("<li><a href=\"{0}\">{0}</a>: {1}</li>\n", f.name, f.what);
   }
   out += "</ul>\n</body>\n</html>\n";

@@ -85,8 +85,15 @@ std::string timeline_svg(const RunReport& r);
 std::string perfetto_json(const RunReport& r);
 /// junit.xml: one test case per check; a failure carries the reproduce command.
 std::string junit_xml(const RunReport& r);
+/// What became of tree.svg: written, or why not (empty `problem`: Graphviz's `dot` is not on
+/// PATH; otherwise how running it failed).
+struct TreeSvg {
+  bool written = false;
+  std::string problem{};
+};
+
 /// index.html: the verdict table and links to the other files.
-std::string index_html(const RunReport& r, const ReportSelection& written, bool have_svg_tree);
+std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg);
 
 /// Writes the selected reports into `dir` (created if needed), each atomically; tree.svg when
 /// Graphviz's `dot` is on PATH (a note in index.html otherwise). Returns the errors, one per

@@ -125,21 +125,21 @@ std::vector<std::string> write_reports(const RunReport& r, const fs::path& dir,
     write(which.trace, written.trace, "trace.jsonl", [&r] { return trace_jsonl(r); });
   }
   write(which.tree, written.tree, "tree.dot", [&r] { return tree_dot(r); });
-  bool have_svg_tree = false;
+  TreeSvg svg;
   if (written.tree) {
     if (const auto dot = find_on_path("dot")) {
-      std::string e = render_svg(*dot, dir / "tree.dot", dir / "tree.svg");
-      have_svg_tree = e.empty();
-      if (!have_svg_tree) errors.push_back("cannot write " + (dir / "tree.svg").string() + ": " + e);
+      svg.problem = render_svg(*dot, dir / "tree.dot", dir / "tree.svg");
+      svg.written = svg.problem.empty();
+      if (!svg.written) errors.push_back("cannot write " + (dir / "tree.svg").string() + ": " + svg.problem);
     }
     // A tree.svg from an earlier run would not match this tree.dot.
-    if (!have_svg_tree) fs::remove(dir / "tree.svg", ec);
+    if (!svg.written) fs::remove(dir / "tree.svg", ec);
   }
   write(which.timeline, written.timeline, "timeline.svg", [&r] { return timeline_svg(r); });
   write(which.perfetto, written.perfetto, "trace.perfetto.json", [&r] { return perfetto_json(r); });
   write(which.junit, written.junit, "junit.xml", [&r] { return junit_xml(r); });
   write(which.summary, written.summary, "summary.json", [&r] { return summary_json(r); });
-  write(which.html, written.html, "index.html", [&] { return index_html(r, written, have_svg_tree); });
+  write(which.html, written.html, "index.html", [&] { return index_html(r, written, svg); });
   return errors;
 }
 

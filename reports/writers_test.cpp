@@ -188,7 +188,7 @@ TEST_CASE("escaping: quotes and markup in names never break out of DOT or XML st
   CHECK(junit.find("x&lt;y &amp; &quot;z&quot;") != std::string::npos);
   CHECK(junit.find("x<y") == std::string::npos);
   CHECK(testing::unbalanced_tags(junit).empty());
-  const std::string html = index_html(run.report, ReportSelection{}, true);
+  const std::string html = index_html(run.report, ReportSelection{}, TreeSvg{true, ""});
   CHECK(html.find("say &quot;hi&quot; &lt;b&gt;") != std::string::npos);
   CHECK(testing::unbalanced_tags(html).empty());
 }
@@ -216,7 +216,7 @@ TEST_CASE("index.html shows the verdict and checks and facts and images and link
           "[reports][html]") {
   const auto run = testing::pipeline_run({1_s}, 2_s);
   const RunReport& r = run.report;
-  const std::string html = index_html(r, ReportSelection{}, true);
+  const std::string html = index_html(r, ReportSelection{}, TreeSvg{true, ""});
   CHECK(testing::unbalanced_tags(html).empty());
   CHECK(html.find("<div class=\"verdict fail\">FAIL</div>") != std::string::npos);
   CHECK(count(html, "<tr><td><code>") == 2);
@@ -241,12 +241,17 @@ TEST_CASE("index.html shows the verdict and checks and facts and images and link
   ReportSelection some;
   some.tree = false;
   some.perfetto = false;
-  const std::string ok = index_html(passing.report, some, false);
+  const std::string ok = index_html(passing.report, some, TreeSvg{});
   CHECK(ok.find("<div class=\"verdict pass\">PASS</div>") != std::string::npos);
   CHECK(ok.find("tree.dot") == std::string::npos);
   CHECK(ok.find("trace.perfetto.json") == std::string::npos);
-  const std::string no_dot = index_html(r, ReportSelection{}, false);
+  const std::string no_dot = index_html(r, ReportSelection{}, TreeSvg{});
   CHECK(no_dot.find("Graphviz <code>dot</code> was not found on PATH") != std::string::npos);
   CHECK(no_dot.find("src=\"tree.svg\"") == std::string::npos);
   CHECK(no_dot.find("href=\"tree.svg\"") == std::string::npos);
+  // dot there but failing is told apart from dot missing, with what went wrong.
+  const std::string failed = index_html(r, ReportSelection{}, TreeSvg{false, "dot exited 1: syntax error <near> line 3"});
+  CHECK(failed.find("Graphviz <code>dot</code> failed on tree.dot (dot exited 1: syntax error &lt;near&gt; line 3)") != std::string::npos);
+  CHECK(failed.find("not found on PATH") == std::string::npos);
+  CHECK(failed.find("src=\"tree.svg\"") == std::string::npos);
 }
