@@ -9,8 +9,8 @@
 // node; OTP supervisors (one_for_one, one_for_all, rest_for_one; any intensity, period, window,
 // auto_shutdown) whose child supervisors have shutdown infinity; workers `idle`, `trap_exit`
 // (shutdown_delay) or `stall` with `init` results ok / ignore / error; a script of `crash` (any
-// reason) and `kill` steps on worker paths, each at an instant when the tree is quiet, and
-// `which_children`; no faults.
+// reason but kill) and `kill` steps on worker paths, each at an instant when the tree is quiet,
+// and `which_children`; no faults; no trap_exit whose shutdown_delay equals its shutdown timeout.
 
 #include <cstdint>
 #include <optional>
@@ -34,7 +34,7 @@ std::optional<ModelCase> to_model_case(const Scenario& s, std::vector<Diagnostic
 
 /// A scenario file for a generated case: `root` started at 0, the process injections made at
 /// the instants `at` (the harness reports them: supervision::model::observe), run until `end`
-/// (rounded up to a second, plus a second), judged by `checks` (default: `model`).
+/// (its whole seconds plus two), judged by `checks` (default: `model`).
 Scenario from_model_case(const supervision::model::Node& root,
                          const std::vector<supervision::model::Injection>& injections,
                          const std::vector<Time>& at, Time end, std::uint64_t seed, TieBreak tie,

@@ -102,6 +102,30 @@ TEST_CASE("a step before the tree is quiet again cannot be judged and fails sayi
   CHECK_FALSE(m.passed);
   CHECK_THAT(m.detail, Catch::Matchers::Contains("cannot judge") && Catch::Matchers::Contains("1.01s") &&
                            Catch::Matchers::Contains("one fault at a time"));
+
+  // Cut at 1 s the run never takes that step, and what it did take is the model's prediction.
+  RunOptions until;
+  until.until = Time{} + kSecond;
+  const RunResult cut = run(parse(text), until);
+  INFO(check(cut, "model").detail);
+  CHECK(check(cut, "model").passed);
+}
+
+TEST_CASE("a crash with reason kill and a shutdown_delay equal to the shutdown timeout are outside the model") {
+  const std::vector<std::string> lines = diagnostics(R"(scenario: outside
+tree:
+  root: {strategy: one_for_one}
+  children:
+    - {id: a, behaviour: idle}
+    - {id: b, behaviour: trap_exit, args: {shutdown_delay: 40ms}, shutdown: 40ms}
+script:
+  - {at: 1s, crash: /root/a, reason: kill}
+checks: [model]
+)");
+  INFO(Catch::Detail::stringify(lines));
+  REQUIRE(lines.size() == 2U);
+  CHECK_THAT(lines[0], Catch::Matchers::StartsWith("outside.yaml:6:") && Catch::Matchers::Contains("shutdown_delay equals its shutdown timeout"));
+  CHECK_THAT(lines[1], Catch::Matchers::StartsWith("outside.yaml:8:") && Catch::Matchers::Contains("a crash whose reason is kill"));
 }
 
 TEST_CASE("a file with two trees is outside the model - one error at the second tree") {
@@ -168,7 +192,6 @@ TEST_CASE("cases as files: a generated tree and faults written as a scenario fil
     RC_ASSERT(r.checks.size() == 1U);
     RC_LOG() << r.checks.front().detail << "\n";
     RC_ASSERT(r.checks.front().passed);
-    RC_CLASSIFY(r.checks.front().detail.find("all 0 events") == std::string::npos, "events compared");
   });
 }
 
@@ -179,6 +202,8 @@ TEST_CASE("counterexamples: a false property leaves its shrunk case as a scenari
   // finds a case, shrinks it, and the property writes each failing case as it goes.
   lic::test::current_property() = "counterexamples: no root gives up";
   lic::test::counterexample_written().clear();
+  // Not a file an earlier run left: the one this run writes.
+  std::filesystem::remove(lic::test::counterexample_dir() / "counterexamples-no-root-gives-up.yaml");
   rc::detail::TestMetadata meta;
   meta.id = lic::test::current_property();
   meta.description = "no root gives up";
@@ -207,12 +232,12 @@ TEST_CASE("counterexamples: a false property leaves its shrunk case as a scenari
   CHECK(std::filesystem::path(path).filename() == "counterexamples-no-root-gives-up.yaml");
   const ParseResult p = load_scenario(path);
   REQUIRE(p.ok());
-  // Shrunk: smaller than the first failing case; one worker, crashed once more often than its
+  // Shrunk: smaller than the first failing case (RC_PARAMS=seed=1 under CTest); one worker, crashed once more often than its
   // root allows restarts (the shrinker's result is a local minimum: intensity 1 and two crashes,
   // or 0 and one).
   const TreeNode& tree = p.scenario.trees.front();
   INFO(to_yaml(p.scenario));
-  CHECK(workers(tree) + p.scenario.script.size() <= first_size);
+  CHECK(workers(tree) + p.scenario.script.size() < first_size);
   CHECK(workers(tree) == 1U);
   CHECK(tree.children.size() == 1U);
   CHECK(p.scenario.script.size() == tree.flags.intensity + 1U);

@@ -869,12 +869,6 @@ class Validator {
     for (const CheckDecl& c : s_.checks) {
       if (!c.of.empty()) path(c.of, c.mark, false);
     }
-    // The `model` check judges only what the reference model covers: say what lies outside.
-    if (errors_.empty() && std::any_of(s_.checks.begin(), s_.checks.end(), [](const CheckDecl& c) { return c.name == "model"; })) {
-      std::vector<Diagnostic> why_not;
-      to_model_case(s_, why_not);
-      for (Diagnostic& d : why_not) errors_.push_back(std::move(d));
-    }
     return std::move(errors_);
   }
 
@@ -1038,7 +1032,18 @@ class Validator {
 
 }  // namespace
 
-std::vector<Diagnostic> validate(const Scenario& s) { return Validator(s).run(); }
+/// The `model` check judges only what the reference model covers: what lies outside, once the
+/// file is otherwise right (a half-read step or tree would be reported twice over).
+void model_scope(const Scenario& s, std::vector<Diagnostic>& errors) {
+  if (!errors.empty() || std::none_of(s.checks.begin(), s.checks.end(), [](const CheckDecl& c) { return c.name == "model"; })) return;
+  to_model_case(s, errors);
+}
+
+std::vector<Diagnostic> validate(const Scenario& s) {
+  std::vector<Diagnostic> errors = Validator(s).run();
+  model_scope(s, errors);
+  return errors;
+}
 
 ParseResult parse_scenario(std::string_view text, const std::string& file) {
   ParseResult out;
@@ -1059,7 +1064,8 @@ ParseResult parse_scenario(std::string_view text, const std::string& file) {
   out.errors = std::move(rd.errors);
   // The whole-scenario checks can trust only what was read without mistakes; run them when the
   // reading went well, or when the mistakes were elsewhere (they are still worth reporting).
-  for (Diagnostic& d : validate(out.scenario)) out.errors.push_back(std::move(d));
+  for (Diagnostic& d : Validator(out.scenario).run()) out.errors.push_back(std::move(d));
+  model_scope(out.scenario, out.errors);
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::pair(a.mark.line, a.mark.col) < std::pair(b.mark.line, b.mark.col);
   });

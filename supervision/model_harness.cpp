@@ -103,7 +103,7 @@ std::vector<Event> observe(Simulation& sim, const Node& root, const std::vector<
     if (inj.reason.kind == ReasonKind::kill) {
       sim.exit(target, Reason::kill());
     } else {
-      sim.send(target, kCrash, inj.reason);
+      sim.crash(target, inj.reason);  // as a scenario's crash step does
     }
     drain();
   }
