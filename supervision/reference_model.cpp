@@ -47,7 +47,7 @@ class Interpreter {
  public:
   explicit Interpreter(const Node& root) : root_(root) {}
 
-  std::vector<Event> run(const std::vector<Injection>& injections, std::string* not_quiet) {
+  std::vector<Event> run(const std::vector<Injection>& injections, std::string* not_quiet, Time* not_quiet_at) {
     // The root is started by the world (no parent to restart it).
     auto top = std::make_unique<Sup>();
     top->node = &root_;
@@ -70,6 +70,7 @@ class Interpreter {
         *not_quiet = "the fault at " + format_time(*inj.at) + " on " + (inj.path.empty() ? std::string(inj.node.text()) : inj.path) +
                      " comes before the tree is quiet again at " + format_time(now_) +
                      " (the model predicts one fault at a time)";
+        if (not_quiet_at != nullptr) *not_quiet_at = *inj.at;
         break;
       }
       switch (inj.fault) {
@@ -495,8 +496,8 @@ std::vector<std::string> worker_paths(const Node& root) {
 }
 
 std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections,
-                           std::string* not_quiet) {
-  return Interpreter(root).run(injections, not_quiet);
+                           std::string* not_quiet, Time* not_quiet_at) {
+  return Interpreter(root).run(injections, not_quiet, not_quiet_at);
 }
 
 }  // namespace lic::supervision::model

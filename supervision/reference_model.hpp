@@ -115,8 +115,9 @@ std::vector<std::string> worker_paths(const Node& root);
 /// of its own, only its consequences.
 /// When an injection's `at` comes before the tree is quiet (the model predicts one fault at a
 /// time), the prediction stops there and `not_quiet`, if given, says which and when the tree
-/// went quiet; without it such an injection waits for the quiet instant.
+/// went quiet (and `not_quiet_at` is that injection's instant); without it such an injection
+/// waits for the quiet instant.
 std::vector<Event> predict(const Node& root, const std::vector<Injection>& injections,
-                           std::string* not_quiet = nullptr);
+                           std::string* not_quiet = nullptr, Time* not_quiet_at = nullptr);
 
 }  // namespace lic::supervision::model
