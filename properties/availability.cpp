@@ -1,4 +1,5 @@
 #include "properties/availability.hpp"
+#include "supervision/events.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,7 +65,7 @@ Duration total(const Intervals& in) {
 }
 
 Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
-  static const Atom kChildStarted("child_started");
+  using supervision::events::kChildStarted;
   static const Atom kPidKey("pid");
   const Atom wanted(path);
   Intervals up;
@@ -123,8 +124,8 @@ Pid pid_field(const TraceEvent& e) {
 }  // namespace
 
 Intervals subtree_up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
-  static const Atom kChildStarted("child_started");
-  static const Atom kChildTerminated("child_terminated");
+  using supervision::events::kChildStarted;
+  using supervision::events::kChildTerminated;
   const std::string prefix = path + "/";
   std::vector<PathState> paths;
   std::map<Atom, std::uint32_t> path_index;  // label -> index into paths (ordered: deterministic)

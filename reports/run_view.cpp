@@ -1,4 +1,5 @@
 #include "reports/run_view.hpp"
+#include "supervision/events.hpp"
 
 #include <algorithm>
 #include <map>
@@ -9,11 +10,11 @@
 namespace lic::reports {
 namespace {
 
-const Atom kChildStarted("child_started");
-const Atom kChildTerminated("child_terminated");
-const Atom kEscalated("reached_max_restart_intensity");
+using supervision::events::kChildStarted;
+using supervision::events::kChildTerminated;
+const Atom kEscalated = supervision::events::kReachedMax;
 const Atom kFaultInjected("fault_injected");
-const Atom kServiceState("service_state");
+using supervision::events::kServiceState;
 const Atom kPidKey("pid");
 const Atom kStartKey("start");
 const Atom kIdKey("id");

@@ -10,6 +10,7 @@
 
 #include "reports/escape.hpp"
 #include "reports/run_report.hpp"
+#include "supervision/events.hpp"
 
 namespace lic::reports {
 namespace {
@@ -80,7 +81,7 @@ class FinalStates {
 };
 
 std::map<std::string, std::size_t> escalations(const RunReport& r) {
-  static const Atom kEscalated("reached_max_restart_intensity");
+  const Atom kEscalated = supervision::events::kReachedMax;
   std::map<std::string, std::size_t> out;
   if (r.trace == nullptr) return out;
   for (const TraceEvent& e : *r.trace) {

@@ -6,12 +6,13 @@
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
 #include "scenarios/model_case.hpp"
+#include "supervision/events.hpp"
 
 namespace lic::scenarios {
 
 namespace {
 
-const Atom kReachedMax("reached_max_restart_intensity");
+using supervision::events::kReachedMax;
 
 __extension__ typedef unsigned __int128 Wide;  // exact products of nanoseconds and ratio terms
 

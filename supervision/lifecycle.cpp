@@ -2,6 +2,7 @@
 
 #include "supervision/call_reply.hpp"
 #include "supervision/supervisor.hpp"
+#include "supervision/events.hpp"
 
 #include <cassert>
 #include <map>
@@ -21,7 +22,6 @@ const Atom kWhy("why");
 const Atom kOn("on");
 const Atom kMessageKey("message");
 
-const Atom kServiceState("service_state");
 const Atom kServiceRetry("service_retry");
 const Atom kServiceGaveUp("service_gave_up");
 const Atom kServiceKill("service_kill");
@@ -187,7 +187,7 @@ InitResult LifecycleSupervisor::init(Context& ctx) {
     s.rng = ctx.rng().derive(s.spec.name);
     s.want_up = s.spec.auto_start;
     // The seed's [*] -> Inactive: registered, not started.
-    ctx.emit(kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
+    ctx.emit(events::kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
                              {kTo, Atom(to_string(ServiceState::inactive))},
                              {kStart, std::int64_t{0}}, {kAttempt, std::int64_t{0}}});
   }
@@ -210,7 +210,7 @@ void LifecycleSupervisor::transition(Context& ctx, std::size_t i, ServiceState t
   s.state = to;
   s.waiting_reported = false;
   if (!active(to)) s.pid = Pid{};
-  ctx.emit(kServiceState, std::move(fields));
+  ctx.emit(events::kServiceState, std::move(fields));
 }
 
 void LifecycleSupervisor::renew(Context& ctx, std::size_t i) {
@@ -220,7 +220,7 @@ void LifecycleSupervisor::renew(Context& ctx, std::size_t i) {
   s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
   s.state = ServiceState::inactive;
   ++s.epoch;
-  ctx.emit(kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
+  ctx.emit(events::kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
                            {kTo, Atom(to_string(ServiceState::inactive))},
                            {kStart, static_cast<std::int64_t>(s.starts)},
                            {kAttempt, std::int64_t{0}}});

@@ -1,4 +1,5 @@
 #include "supervision/model_harness.hpp"
+#include "supervision/events.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -43,9 +44,9 @@ SupervisorSpec build(const Node& supervisor) {
 }
 
 std::vector<Event> events_of(const EventLog& log, std::size_t from) {
-  static const Atom kMax("reached_max_restart_intensity");
-  static const Atom kShutdownError("shutdown_error");
-  static const Atom kAuto("auto_shutdown");
+  using events::kShutdownError;
+  const Atom kMax = events::kReachedMax;
+  const Atom kAuto = events::kAutoShutdown;
   std::vector<Event> out;
   for (std::size_t i = from; i < log.size(); ++i) {
     const TraceEvent& e = log[i];

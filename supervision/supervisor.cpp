@@ -3,6 +3,7 @@
 #include "supervision/call_reply.hpp"
 
 #include "supervision/restart_strategy.hpp"
+#include "supervision/events.hpp"
 
 namespace lic::supervision {
 namespace {
@@ -74,11 +75,11 @@ std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-void Supervisor::report(Context& ctx, const char* what, std::size_t i, const Reason* reason) {
+void Supervisor::report(Context& ctx, Atom what, std::size_t i, const Reason* reason) {
   std::vector<TraceField> fields{{kId, Atom(slots_[i].child.spec.id)}};
   if (slots_[i].pid) fields.push_back({kPid, slots_[i].pid});
   if (reason != nullptr) fields.push_back({kReasonKey, Atom(to_string(*reason))});
-  ctx.emit(Atom(what), std::move(fields));
+  ctx.emit(what, std::move(fields));
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -119,7 +120,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
   s.pid = pid;
   s.last = pid;
   s.restarting = false;
-  ctx.emit(Atom("child_started"), {{kId, Atom(s.child.spec.id)},
+  ctx.emit(events::kChildStarted, {{kId, Atom(s.child.spec.id)},
                                     {kPid, pid},
                                     {kStart, static_cast<std::int64_t>(s.starts)}});
   return Started::ok;
@@ -139,7 +140,7 @@ InitResult Supervisor::init(Context& ctx) {
         if (slots_[i].child.spec.restart == RestartType::temporary) slots_[i].removed = true;
         break;
       case Started::error: {
-        report(ctx, "start_error", i, &error);
+        report(ctx, events::kStartError, i, &error);
         shut_down_all(ctx);  // those already started, in reverse order; no later ones start
         return InitResult::stop(Reason::shutdown(Atom("{failed_to_start_child," +
                                                       slots_[i].child.spec.id + "," +
@@ -189,7 +190,7 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
     }
     got = m->reason;
   }
-  if (!shutdown_fine(s.child.spec, got)) report(ctx, "shutdown_error", i, &got);
+  if (!shutdown_fine(s.child.spec, got)) report(ctx, events::kShutdownError, i, &got);
   s.pid = Pid{};
 }
 
@@ -204,7 +205,7 @@ void Supervisor::shut_down_dynamic(Context& ctx) {
   };
   std::vector<Waiting> waiting;
   auto finish = [&](std::size_t i, const Reason& got) {
-    if (!shutdown_fine(slots_[i].child.spec, got)) report(ctx, "shutdown_error", i, &got);
+    if (!shutdown_fine(slots_[i].child.spec, got)) report(ctx, events::kShutdownError, i, &got);
     slots_[i].pid = Pid{};
     slots_[i].removed = true;
   };
@@ -274,7 +275,7 @@ void Supervisor::give_up(Context& ctx) {
 bool Supervisor::restart(Context& ctx, std::size_t failed) {
   // OTP's add_restart comes first: the restart that would exceed the intensity is not made.
   if (!intensity_.add(ctx.now())) {
-    report(ctx, "reached_max_restart_intensity", failed, nullptr);
+    report(ctx, events::kReachedMax, failed, nullptr);
     // OTP's del_child: the failed child ends for good (a temporary one is dropped).
     slots_[failed].pid = Pid{};
     slots_[failed].restarting = false;
@@ -312,7 +313,7 @@ bool Supervisor::restart(Context& ctx, std::size_t failed) {
       // other messages (a shutdown, a management call) are handled before the retry. The retry
       // counts as a restart. one_for_all retries the whole group, rest_for_one this child and
       // those after it, one_for_one this child.
-      report(ctx, "start_error", i, &error);
+      report(ctx, events::kStartError, i, &error);
       slots_[i].restarting = true;
       ctx.send(ctx.self(), kTryAgain, slots_[i].key);
       break;
@@ -345,14 +346,14 @@ void Supervisor::child_exited(Context& ctx, std::size_t i, const Reason& reason)
   Slot& s = slots_[i];
   const RestartType type = s.child.spec.restart;
   // OTP reports a permanent child's end whatever the reason, others only when abnormal.
-  if (type == RestartType::permanent || !reason.is_clean()) report(ctx, "child_terminated", i, &reason);
+  if (type == RestartType::permanent || !reason.is_clean()) report(ctx, events::kChildTerminated, i, &reason);
   s.pid = Pid{};
   if (!restart_wanted(type, reason)) {
     // OTP's del_child: a temporary (or any dynamic) child is dropped, a transient one keeps its
     // spec with pid undefined. Only a child that is not restarted can trigger auto_shutdown.
     if (type == RestartType::temporary || dynamic()) s.removed = true;
     if (auto_shutdown_due(s)) {
-      ctx.emit(Atom("auto_shutdown"), {{kId, Atom(s.child.spec.id)}});
+      ctx.emit(events::kAutoShutdown, {{kId, Atom(s.child.spec.id)}});
       give_up(ctx);
     }
     return;

@@ -123,7 +123,7 @@ class Supervisor final : public Behaviour {
   ManagementReply manage(Context& ctx, const Message& m);
   ManagementReply manage_dynamic(Context& ctx, const Message& m);
   ManagementReply start_new(Context& ctx, Child child);
-  void report(Context& ctx, const char* what, std::size_t i, const Reason* reason);
+  void report(Context& ctx, Atom what, std::size_t i, const Reason* reason);
 
   SupFlags flags_;
   std::vector<Slot> slots_;  // start order

@@ -8,6 +8,7 @@
 #include "properties/convergence.hpp"
 #include "supervision/stock_worker.hpp"
 #include "supervision/supervisor.hpp"
+#include "supervision/events.hpp"
 
 namespace lic::faults {
 
@@ -15,7 +16,7 @@ namespace {
 const Atom kFaultInjected("fault_injected");
 const Atom kFaultSkipped("fault_skipped");
 const Atom kQuietPhase("quiet_phase");
-const Atom kChildStarted("child_started");
+using supervision::events::kChildStarted;
 const Atom kFault("fault");
 const Atom kKind("kind");
 const Atom kTarget("target");

@@ -1,0 +1,18 @@
+#pragma once
+// The names of the events supervisors put in the trace (system events; docs/supervision.md).
+// The supervisors emit them and the checks, the availability measures, the reports, the fault
+// injector and the model harness read them: one spelling for all.
+
+#include "sim/atom.hpp"
+
+namespace lic::supervision::events {
+
+inline const Atom kChildStarted{"child_started"};          ///< {id, pid}: a child is up
+inline const Atom kChildTerminated{"child_terminated"};    ///< {id, pid, reason}: it ended abnormally
+inline const Atom kStartError{"start_error"};              ///< {id, reason}: its start failed
+inline const Atom kShutdownError{"shutdown_error"};        ///< {id, pid, reason}: it did not stop as asked
+inline const Atom kReachedMax{"reached_max_restart_intensity"};  ///< {id}: the supervisor gives up
+inline const Atom kAutoShutdown{"auto_shutdown"};          ///< {id}: a significant child ended it
+inline const Atom kServiceState{"service_state"};          ///< lifecycle: {id, from, to, ...}
+
+}  // namespace lic::supervision::events
