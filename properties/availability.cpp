@@ -95,6 +95,58 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
 
 namespace {
 
+const Atom kIdKey("id");
+const Atom kFromKey("from");
+const Atom kToKey("to");
+const Atom kRunning("running");
+
+const Atom* atom_field(const TraceEvent& e, Atom key) {
+  for (const TraceField& f : e.fields()) {
+    if (f.key == key) return std::get_if<Atom>(&f.value);
+  }
+  return nullptr;
+}
+
+/// The service a service_state event is about ("/root/db"), or "" for any other event.
+std::string service_path(const TraceEvent& e) {
+  if (e.kind != EventKind::system || e.name != supervision::events::kServiceState || e.label.name.empty()) return {};
+  const Atom* id = atom_field(e, kIdKey);
+  return id == nullptr ? std::string() : std::string(e.label.name.text()) + "/" + std::string(id->text());
+}
+
+}  // namespace
+
+bool names_service(const EventLog& events, const std::string& path) {
+  return std::any_of(events.begin(), events.end(), [&](const TraceEvent& e) { return service_path(e) == path; });
+}
+
+Intervals service_up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
+  const std::size_t slash = path.rfind('/');
+  const Atom supervisor(slash == std::string::npos ? std::string() : path.substr(0, slash));
+  Intervals up;
+  std::optional<Time> since;
+  for (const TraceEvent& e : events) {
+    if (since && e.kind == EventKind::exit && e.label.name == supervisor) {
+      up.push_back({*since, e.time});  // its supervisor ended, and every service with it
+      since.reset();
+      continue;
+    }
+    if (service_path(e) != path) continue;
+    const Atom* was = atom_field(e, kFromKey);
+    const Atom* now = atom_field(e, kToKey);
+    if (was == nullptr || now == nullptr) continue;
+    if (*was == kRunning && since) {
+      up.push_back({*since, e.time});
+      since.reset();
+    }
+    if (*now == kRunning && !since) since = e.time;
+  }
+  if (since) up.push_back({*since, to});
+  return clip(up, from, to);
+}
+
+namespace {
+
 constexpr std::uint32_t kNotOurs = UINT32_MAX;  // a pid outside the subtree
 constexpr std::uint32_t kRoot = UINT32_MAX - 1;  // a process at the subtree's own path
 
@@ -124,6 +176,7 @@ Pid pid_field(const TraceEvent& e) {
 }  // namespace
 
 Intervals subtree_up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
+  if (names_service(events, path)) return service_up_intervals(events, path, from, to);
   using supervision::events::kChildStarted;
   using supervision::events::kChildTerminated;
   const std::string prefix = path + "/";

@@ -40,7 +40,16 @@ Duration total(const Intervals& in);
 /// its supervisor's `child_started` (init done) to its exit.
 Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
 
-/// When the whole subtree at `path` was up in [from, to): the process at `path` is up and so is
+/// When the lifecycle service at `path` (its supervisor's label + "/" + its name) was up in
+/// [from, to): while its `service_state` says running, until it leaves running or its
+/// supervisor's process ends.
+Intervals service_up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
+
+/// Whether a `service_state` event names `path` (a lifecycle service rather than a process).
+bool names_service(const EventLog& events, const std::string& path);
+
+/// When the whole subtree at `path` was up in [from, to) (a lifecycle service: its
+/// service_up_intervals): the process at `path` is up and so is
 /// every descendant (a label under `path + "/"`, dynamic children included) that is expected to
 /// be running. The process at `path` is up from its supervisor's `child_started` to its exit, or,
 /// when the world spawned it (no supervisor reports it), from the end of its init: the first

@@ -23,7 +23,6 @@ const Atom kToKey("to");
 const Atom kFaultKey("fault");
 const Atom kKindKey("kind");
 const Atom kReasonKey("reason");
-const Atom kRunning("running");
 const Atom kFailed("failed");
 const Atom kStarting("starting");
 
@@ -48,8 +47,6 @@ struct PathFacts {
   bool service = false;             // a service_state named it
   std::map<Pid, Time> world_since;  // processes the world spawned, alive since
   properties::Intervals world_up;
-  std::optional<Time> running_since;  // a service: running since
-  properties::Intervals service_up;
   std::vector<Mark> marks;
 };
 
@@ -107,7 +104,7 @@ class BandBook {
 struct Facts {
   std::map<Atom, PathFacts> paths;
   std::vector<Atom> seen;  // labelled paths in the order first spawned
-  EventLog lifelines;      // spawn, exit, child_started and child_terminated: all up_intervals reads
+  EventLog lifelines;      // spawn, exit, child_started, child_terminated, service_state: what up_intervals and service_up_intervals read
   std::vector<Mark> world_marks;
   std::vector<Band> bands;
   std::vector<std::string> nodes;
@@ -154,13 +151,9 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
     const auto from = field_as<Atom>(e, kFromKey);
     const auto to = field_as<Atom>(e, kToKey);
     if (!id || !from || !to) return;
+    f.lifelines.push_back(e);
     PathFacts& d = facts_of(f, Atom(std::string(e.label.name.text()) + "/" + std::string(id->text())));
     d.service = true;
-    if (*to == kRunning && !d.running_since) d.running_since = e.time;
-    if (*from == kRunning && d.running_since) {
-      d.service_up.push_back({*d.running_since, e.time});
-      d.running_since.reset();
-    }
     if (*from == kFailed && *to == kStarting) {
       const auto start = field_as<std::int64_t>(e, kStartKey);
       d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(start.value_or(0))});
@@ -353,9 +346,7 @@ RunView view_of(const RunReport& r) {
     if (it == f.paths.end()) continue;
     PathFacts& d = it->second;
     if (d.service || (l.shape != nullptr && l.shape->kind == "service")) {
-      std::map<Pid, Time> open;
-      if (d.running_since) open.emplace(Pid{}, *d.running_since);
-      l.up = closed(std::move(d.service_up), open, v.end);
+      l.up = properties::service_up_intervals(f.lifelines, l.path, Time{0}, v.end);
     } else if (d.supervised) {
       l.up = properties::up_intervals(f.lifelines, l.path, Time{0}, v.end);
     } else {

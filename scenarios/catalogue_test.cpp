@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "properties/availability.hpp"
 #include "scenarios/catalogue.hpp"
+#include "scenarios/runner.hpp"
+#include "scenarios/scenario_yaml.hpp"
 #include "scenarios/test_support.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
@@ -361,4 +364,37 @@ TEST_CASE("several mistakes in one reference are all reported each at its own ma
   for (const Diagnostic& d : e) lines.push_back(d.mark.line);
   // Unknown names first, then each argument as the behaviour reads it.
   CHECK(lines == std::vector<int>{3, 4, 5, 1, 2});
+}
+
+TEST_CASE("availability of a lifecycle service: up while its service_state is running - the check and the timeline read the same intervals", "[catalogue]") {
+  // The catalogue's lifecycle file: db fails three starts (backoff), then runs to the end; api
+  // runs once db and cache do, crashes at 20 s (the script) and runs again after its backoff.
+  lic::scenarios::ParseResult p = lic::scenarios::load_scenario(LIC_SOURCE_DIR "/scenarios/catalog/lifecycle.yaml");
+  REQUIRE(p.ok());
+  p.scenario.checks = {{"availability", "/root/db", lic::Ratio{1, 2}}, {"availability", "/root/api", lic::Ratio{1, 2}}};
+  const lic::scenarios::RunResult r = lic::scenarios::run(p.scenario);
+  const lic::EventLog& log = r.sim->trace().events();
+  // When each went to running, as the lifecycle supervisor reported it.
+  std::map<std::string, std::vector<lic::Time>> running;
+  for (const lic::TraceEvent* e : lic::scenarios::testing::system_events(r.sim->trace(), "service_state")) {
+    const auto* to = lic::scenarios::testing::field<lic::Atom>(*e, "to");
+    const auto* id = lic::scenarios::testing::field<lic::Atom>(*e, "id");
+    if (to != nullptr && id != nullptr && *to == lic::Atom("running")) running["/root/" + std::string(id->text())].push_back(e->time);
+  }
+  REQUIRE(running["/root/db"].size() == 1U);
+  REQUIRE(running["/root/api"].size() == 2U);
+  const lic::Time end = r.end;
+  CHECK(lic::properties::names_service(log, "/root/db"));
+  CHECK_FALSE(lic::properties::names_service(log, "/root"));
+  const lic::properties::Intervals db = lic::properties::subtree_up_intervals(log, "/root/db", lic::Time{}, end);
+  CHECK(db == lic::properties::Intervals{{running["/root/db"][0], end}});
+  const lic::properties::Intervals api = lic::properties::service_up_intervals(log, "/root/api", lic::Time{}, end);
+  CHECK(api == lic::properties::Intervals{{running["/root/api"][0], lic::Time{} + lic::kSecond * 20}, {running["/root/api"][1], end}});
+  // The check reads them (it said 0% before services were read), and passes at 50%.
+  REQUIRE(r.checks.size() == 2U);
+  for (const lic::scenarios::CheckResult& c : r.checks) {
+    INFO(c.name << ": " << c.detail);
+    CHECK(c.passed);
+  }
+  CHECK_THAT(r.checks[1].detail, Catch::Matchers::Contains("1 failures"));
 }
