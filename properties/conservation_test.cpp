@@ -1,6 +1,6 @@
 // Conservation (DESIGN.md §5) on small traces: the line protocol's own events, and the kernel's
 // drops and deliveries of the messages that carry lines. The pipeline's runs are checked in
-// scenarios/systems/pipeline_test.cpp.
+// scenarios/behaviours/pipeline_test.cpp.
 
 #include <catch2/catch.hpp>
 #include <cstdint>

@@ -12,8 +12,8 @@
 
 #include <rapidcheck.h>
 
-#include "scenarios/counterexample.hpp"
-#include "scenarios/model_case.hpp"
+#include "scenarios/testing/counterexample.hpp"
+#include "scenarios/checks/model.hpp"
 #include "sim/rc_prop.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #pragma once
 // A scenario: everything a run needs, as plain data (DESIGN.md §7, docs/scenario-format.md).
-// The YAML reader (scenario_yaml.hpp) fills it in and the writer prints it back, so a generated
+// The YAML reader (file/read.hpp) fills it in and the writer prints it back, so a generated
 // or shrunk case is an ordinary file; the runner (runner.hpp) turns it into a Simulation.
 //
 // Every element remembers where it came from in its file (`Mark`), so that a mistake found
@@ -45,7 +45,7 @@ struct ArgValue {
   bool operator==(const ArgValue&) const = default;
 };
 
-/// A behaviour from the catalogue (catalogue.hpp) by name, with its arguments in file order.
+/// A behaviour from the catalogue (behaviours/table.hpp) by name, with its arguments in file order.
 struct BehaviourRef {
   std::string name{};
   std::vector<std::pair<std::string, ArgValue>> args{};

@@ -72,11 +72,4 @@ Child stock_child(ChildSpec spec, WorkerConfig config) {
   return c;
 }
 
-Pid find_by_path(const Simulation& sim, std::string_view path) {
-  for (Pid p : sim.processes()) {
-    if (sim.info(p)->label.name.text() == path) return p;
-  }
-  return Pid{};
-}
-
 }  // namespace lic::supervision

@@ -13,6 +13,7 @@
 #include "sim/process.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/supervisor.hpp"
+#include "supervision/tree_path.hpp"
 
 namespace lic::supervision {
 
@@ -71,8 +72,5 @@ class StockWorker final : public Behaviour {
 
 /// A child entry that starts a StockWorker with `config`.
 Child stock_child(ChildSpec spec, WorkerConfig config);
-
-/// The live process whose label names `path` (a tree path), or Pid{}.
-Pid find_by_path(const Simulation& sim, std::string_view path);
 
 }  // namespace lic::supervision

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/trace_format.hpp"
-#include "scenarios/catalogue.hpp"
-#include "scenarios/checks.hpp"
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/checks/table.hpp"
 
 #ifndef LETITCRASH_VERSION
 #define LETITCRASH_VERSION "0.0.0"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "reports/run_report.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/run/runner.hpp"
+#include "scenarios/file/read.hpp"
 
 namespace lic::tools {
 

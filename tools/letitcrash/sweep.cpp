@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "reports/atomic_file.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/run/runner.hpp"
+#include "scenarios/file/read.hpp"
 #include "sim/rng.hpp"
 #include "tools/letitcrash/commands.hpp"
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "properties/conservation.hpp"
-#include "scenarios/systems/pipeline.hpp"
-#include "scenarios/test_support.hpp"
+#include "scenarios/behaviours/pipeline.hpp"
+#include "scenarios/testing/support.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/stock_worker.hpp"
 

@@ -1,11 +1,11 @@
-#include "scenarios/checks.hpp"
+#include "scenarios/checks/table.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
-#include "scenarios/model_case.hpp"
+#include "scenarios/checks/model.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::scenarios {

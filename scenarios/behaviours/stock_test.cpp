@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "properties/availability.hpp"
-#include "scenarios/catalogue.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario_yaml.hpp"
-#include "scenarios/test_support.hpp"
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/run/runner.hpp"
+#include "scenarios/file/read.hpp"
+#include "scenarios/testing/support.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
 #include "supervision/stock_worker.hpp"

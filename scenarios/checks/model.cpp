@@ -1,4 +1,4 @@
-#include "scenarios/model_case.hpp"
+#include "scenarios/checks/model.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "scenarios/systems/peer.hpp"
+#include "scenarios/behaviours/peer.hpp"
 
 namespace lic::scenarios::systems {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "reports/atomic_file.hpp"
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/file/read.hpp"
 #include "sim/rc_prop.hpp"
 
 namespace lic::test {

@@ -1,4 +1,4 @@
-#include "scenarios/catalogue.hpp"
+#include "scenarios/behaviours/table.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -7,8 +7,8 @@
 #include <string_view>
 #include <utility>
 
-#include "scenarios/systems/peer.hpp"
-#include "scenarios/systems/pipeline.hpp"
+#include "scenarios/behaviours/peer.hpp"
+#include "scenarios/behaviours/pipeline.hpp"
 #include "supervision/stock_worker.hpp"
 
 namespace lic::scenarios {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/checks.hpp"
+#include "scenarios/checks/table.hpp"
 #include "scenarios/faults/injector.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/simulation.hpp"
@@ -54,7 +54,7 @@ struct RunResult {
   bool passed = false;           ///< every check holds
 };
 
-/// Runs `s`. The scenario must have passed validation (scenario_yaml.hpp's parse does it).
+/// Runs `s`. The scenario must have passed validation (file/read.hpp's parse does it).
 RunResult run(const Scenario& s, const RunOptions& opts = {});
 
 /// The hex form of a trace hash, as the CLI prints it (16 digits).

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/file/read.hpp"
 #include "sim/rc_prop.hpp"
 
 using namespace lic;

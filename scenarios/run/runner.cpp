@@ -1,10 +1,10 @@
-#include "scenarios/runner.hpp"
+#include "scenarios/run/runner.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 #include "properties/convergence.hpp"
-#include "scenarios/catalogue.hpp"
+#include "scenarios/behaviours/table.hpp"
 #include "supervision/stock_worker.hpp"
 
 namespace lic::scenarios {

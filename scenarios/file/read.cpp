@@ -1,4 +1,4 @@
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/file/read.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,9 +10,9 @@
 #include <set>
 #include <sstream>
 
-#include "scenarios/catalogue.hpp"
-#include "scenarios/checks.hpp"
-#include "scenarios/model_case.hpp"
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/checks/table.hpp"
+#include "scenarios/checks/model.hpp"
 #include "supervision/lifecycle.hpp"
 
 namespace lic::scenarios {

@@ -1,4 +1,4 @@
-// The `model` check and generated cases as scenario files (scenarios/model_case.hpp): a file
+// The `model` check and generated cases as scenario files (scenarios/checks/model.hpp): a file
 // inside the reference model is judged against the model's prediction; a case the generators
 // make is a file that runs as the model predicts; a failing property leaves its shrunk case as
 // a file that `letitcrash run` replays.
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/counterexample.hpp"
-#include "scenarios/model_case.hpp"
-#include "scenarios/runner.hpp"
-#include "scenarios/scenario_yaml.hpp"
+#include "scenarios/testing/counterexample.hpp"
+#include "scenarios/checks/model.hpp"
+#include "scenarios/run/runner.hpp"
+#include "scenarios/file/read.hpp"
 #include "sim/rc_prop.hpp"
 #include "supervision/model_gen.hpp"
 #include "supervision/model_harness.hpp"

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "scenarios/catalogue.hpp"
+#include "scenarios/behaviours/table.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/supervisor.hpp"
 

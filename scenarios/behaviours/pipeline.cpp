@@ -1,4 +1,4 @@
-#include "scenarios/systems/pipeline.hpp"
+#include "scenarios/behaviours/pipeline.hpp"
 
 #include <cassert>
 #include <charconv>
