@@ -19,6 +19,36 @@ bool TreeNode::operator==(const TreeNode& o) const {
                     [](const TreeNode& a, const TreeNode& b) { return a == b; });
 }
 
+bool CheckDecl::operator==(const CheckDecl& o) const {
+  if (name != o.name || args.size() != o.args.size()) return false;
+  for (const auto& [k, v] : args) {
+    const ArgValue* w = o.arg(k);
+    if (w == nullptr || !(*w == v)) return false;
+  }
+  return true;
+}
+
+const ArgValue* CheckDecl::arg(std::string_view key) const {
+  for (const auto& [k, v] : args) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+CheckDecl& CheckDecl::with(std::string key, std::string text) {
+  ArgValue v;
+  v.scalar = std::move(text);
+  for (auto& [k, old] : args) {
+    if (k == key) {
+      v.mark = old.mark;
+      old = std::move(v);
+      return *this;
+    }
+  }
+  args.emplace_back(std::move(key), std::move(v));
+  return *this;
+}
+
 bool Scenario::operator==(const Scenario& o) const {
   // Everything but `file` (where it was read from is not what it is).
   return name == o.name && description == o.description && seed == o.seed &&
@@ -176,5 +206,40 @@ std::string closest_name(std::string_view wrong, const std::vector<std::string>&
   }
   return "";
 }
+
+bool parse_factor(const std::string& text, Ratio& out) {
+  // A positive multiplier: 2, 1.5, 3/2 (parse_ratio reads fractions up to 1; scale by 1000).
+  std::uint64_t num = 0;
+  std::uint64_t den = 1;
+  if (const auto slash = text.find('/'); slash != std::string::npos) {
+    const auto a = std::from_chars(text.data(), text.data() + slash, num);
+    const auto b = std::from_chars(text.data() + slash + 1, text.data() + text.size(), den);
+    if (a.ec != std::errc() || a.ptr != text.data() + slash || b.ec != std::errc() ||
+        b.ptr != text.data() + text.size() || den == 0 || num == 0)
+      return false;
+  } else {
+    bool point = false;
+    bool digits = false;
+    for (char c : text) {
+      if (c == '.' && !point) {
+        point = true;
+        continue;
+      }
+      if (c < '0' || c > '9' || num > 1'000'000'000'000ULL) return false;
+      digits = true;
+      num = num * 10 + static_cast<std::uint64_t>(c - '0');
+      if (point) den *= 10;
+    }
+    if (!digits || num == 0) return false;
+  }
+  out = reduce(Ratio{num, den});
+  return true;
+}
+
+std::string format_factor(Ratio r) {
+  r = reduce(r);
+  return r.den == 1 ? std::to_string(r.num) : std::to_string(r.num) + "/" + std::to_string(r.den);
+}
+
 
 }  // namespace lic::scenarios

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -114,15 +115,18 @@ std::string_view to_string(Step::Op op);
 /// The inverse of to_string; false for an unknown name.
 bool parse_step_op(std::string_view text, Step::Op& out);
 
-/// A check run over the trace and the final state (properties/checks.hpp has the catalogue).
+/// A check by name (checks/table.hpp), with its arguments in file order:
+/// `{restarts: {of: /root/a, max: 3}}`.
 struct CheckDecl {
-  std::string name{};         ///< converges, no_escalation, escalates, availability, alive, ...
-  std::string of{};           ///< the tree path it is about, when it takes one
-  std::optional<Ratio> min{};  ///< availability: the least acceptable fraction
-  std::optional<std::int64_t> max{};    ///< restarts: at most this many
-  std::optional<std::int64_t> count{};  ///< restarts: exactly this many
+  std::string name{};  ///< converges, no_escalation, escalates, availability, alive, ...
+  std::vector<std::pair<std::string, ArgValue>> args{};
   Mark mark{};
-  bool operator==(const CheckDecl&) const = default;
+  /// The same name and the same arguments, in any order.
+  bool operator==(const CheckDecl& o) const;
+  /// The argument `key` as given, or null.
+  const ArgValue* arg(std::string_view key) const;
+  /// Adds (or replaces) argument `key` with the scalar `text`; returns *this.
+  CheckDecl& with(std::string key, std::string text);
 };
 
 struct NodeDecl {
@@ -185,6 +189,10 @@ struct Scenario {
 bool parse_ratio(std::string_view text, Ratio& out, std::string& error);
 /// The shortest text parse_ratio reads back as the same (reduced) ratio: `2%`, `0.5%`, `1/3`.
 std::string format_ratio(Ratio r);
+/// Parses a positive multiplier (a backoff factor): `2`, `1.5`, `3/2`, exactly; false otherwise.
+bool parse_factor(const std::string& text, Ratio& out);
+/// The text parse_factor reads back as the same factor: `2`, `3/2`.
+std::string format_factor(Ratio r);
 /// Levenshtein distance between two words.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 /// For "did you mean": the closest of `names` to `wrong` (a typo of at most a third of its

@@ -1,5 +1,8 @@
 #include "scenarios/behaviours/peer.hpp"
 
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/registry.hpp"
+
 namespace lic::scenarios::systems {
 
 namespace {
@@ -57,3 +60,29 @@ void Peer::handle_info(Context& ctx, const Message& m) {
 }
 
 }  // namespace lic::scenarios::systems
+
+// ---- what a file can name ----------------------------------------------------------------------
+
+namespace lic::scenarios {
+
+void add_peer_behaviour(Registry& r) {
+  r.add(BehaviourInfo{
+      "peer",
+      "keeps a link to the process registered as `peer` (on any node) and pings it every interval: cross-node "
+      "traffic; losing an established link is peer_lost (a crash with crash_on_disconnect), a failed attempt "
+      "peer_unreachable (retried)",
+      {{"name", "string", "-", "the name it registers (- : none)"},
+       {"peer", "string", "-", "the registered name it links to (- : none, it only answers pings)"},
+       {"interval", "duration", "500ms", "the time between connection attempts and pings (more than 0)"},
+       {"crash_on_disconnect", "bool", "false", "crash with the link's exit reason when an established link is lost"}},
+      [](Args& a) -> BehaviourFactory {
+        systems::PeerConfig c;
+        c.name = a.optional_atom("name");
+        c.peer = a.optional_atom("peer");
+        c.interval = a.positive("interval");
+        c.crash_on_disconnect = a.flag("crash_on_disconnect");
+        return [c](const std::string&) { return std::make_unique<systems::Peer>(c); };
+      }});
+}
+
+}  // namespace lic::scenarios

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "properties/conservation.hpp"
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/registry.hpp"
 
 namespace lic::scenarios::pipeline {
 
@@ -210,3 +212,74 @@ std::unique_ptr<Behaviour> dead_letter(const SinkConfig& c) {
 }
 
 }  // namespace lic::scenarios::pipeline
+
+// ---- what a file can name ----------------------------------------------------------------------
+
+namespace lic::scenarios {
+
+namespace {
+
+ArgInfo name_arg(const char* fallback) {
+  return {"name", "string", fallback, "the name it registers (the other stages send to it by name)"};
+}
+
+BehaviourFactory build_reader(Args& a) {
+  pipeline::ReaderConfig c;
+  c.interval = a.positive("interval");
+  c.negative = a.ratio("negative");
+  c.unparsable = a.ratio("unparsable");
+  c.name = a.atom("name");
+  c.to = a.atom("to");
+  if (const std::string mix = pipeline::check_mix(c.negative, c.unparsable); !mix.empty()) a.invalid("negative", mix);
+  return [c](const std::string&) { return pipeline::reader(c); };
+}
+
+BehaviourFactory build_parser(Args& a) {
+  const pipeline::ParserConfig c{a.atom("name"), a.atom("to"), a.atom("dead_letter")};
+  return [c](const std::string&) { return pipeline::parser(c); };
+}
+
+BehaviourFactory build_validator(Args& a) {
+  const pipeline::ValidatorConfig c{a.atom("name"), a.atom("to")};
+  return [c](const std::string&) { return pipeline::validator(c); };
+}
+
+BehaviourFactory build_sink(Args& a) {
+  const pipeline::SinkConfig c{a.atom("name")};
+  return [c](const std::string&) { return pipeline::sink(c); };
+}
+
+BehaviourFactory build_dead_letter(Args& a) {
+  const pipeline::SinkConfig c{a.atom("name")};
+  return [c](const std::string&) { return pipeline::dead_letter(c); };
+}
+
+}  // namespace
+
+void add_pipeline_behaviours(Registry& r) {
+  r.add(BehaviourInfo{"pipeline.reader",
+                      "seed 000's Input.Reader: one line `k,v` a tick, each traced line_emitted {seq} and sent to `to`",
+                      {{"interval", "duration", "50ms", "the time between lines (more than 0)"},
+                       {"negative", "ratio", "0", "the share of lines with v < 0 (they crash the validator)"},
+                       {"unparsable", "ratio", "0", "the share of lines that are garbage (dead-lettered)"},
+                       name_arg("Input.Reader"),
+                       {"to", "string", "Input.Parser", "where lines go"}},
+                      build_reader});
+  r.add(BehaviourInfo{"pipeline.parser",
+                      "seed 000's Input.Parser: splits `k,v`, sends events to `to` and unparsable lines to `dead_letter`",
+                      {name_arg("Input.Parser"),
+                       {"to", "string", "Input.Validator", "where parsed events go"},
+                       {"dead_letter", "string", "DeadLetter.Sink", "where unparsable lines go"}},
+                      build_parser});
+  r.add(BehaviourInfo{"pipeline.validator",
+                      "seed 000's Input.Validator: crashes on v < 0 (the event is lost: line_lost, why crashed), "
+                      "sends the rest to `to`",
+                      {name_arg("Input.Validator"), {"to", "string", "DB.Sink", "where valid events go"}},
+                      build_validator});
+  r.add(BehaviourInfo{"pipeline.sink", "seed 000's DB.Sink: stores events (line_stored)", {name_arg("DB.Sink")},
+                      build_sink});
+  r.add(BehaviourInfo{"pipeline.dead_letter", "seed 000's DeadLetter.Sink: collects unparsable lines (line_dead_lettered)",
+                      {name_arg("DeadLetter.Sink")}, build_dead_letter});
+}
+
+}  // namespace lic::scenarios

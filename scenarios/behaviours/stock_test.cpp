@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "properties/availability.hpp"
-#include "scenarios/behaviours/table.hpp"
+#include "scenarios/registry.hpp"
 #include "scenarios/run/runner.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/testing/support.hpp"
@@ -92,7 +92,7 @@ Stopped stop_at_one_second(supervision::Child c) {
 
 std::vector<Diagnostic> errors_of(const BehaviourRef& r) {
   std::vector<Diagnostic> errors;
-  const BehaviourFactory f = make_behaviour(r, errors);
+  const BehaviourFactory f = Registry::builtin().make_behaviour(r, errors);
   CHECK(static_cast<bool>(f) == errors.empty());
   return errors;
 }
@@ -112,7 +112,7 @@ std::string sample(const std::string& type) {
 
 TEST_CASE("catalogue: sorted by name - every argument has a known type - fallbacks read back - required ones are accepted when given", "[catalogue]") {
   const std::vector<std::string> kTypes{"duration", "ratio", "int", "string", "reason", "init results", "bool"};
-  const std::vector<BehaviourInfo>& all = catalogue();
+  const std::vector<BehaviourInfo>& all = Registry::builtin().behaviours();
   REQUIRE(all.size() >= 12);
   for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].name < all[i].name);
   for (const BehaviourInfo& b : all) {
@@ -371,7 +371,8 @@ TEST_CASE("availability of a lifecycle service: up while its service_state is ru
   // runs once db and cache do, crashes at 20 s (the script) and runs again after its backoff.
   lic::scenarios::ParseResult p = lic::scenarios::load_scenario(LIC_SOURCE_DIR "/scenarios/catalog/lifecycle.yaml");
   REQUIRE(p.ok());
-  p.scenario.checks = {{"availability", "/root/db", lic::Ratio{1, 2}}, {"availability", "/root/api", lic::Ratio{1, 2}}};
+  p.scenario.checks = {lic::scenarios::CheckDecl{"availability"}.with("of", "/root/db").with("min", "50%"),
+                       lic::scenarios::CheckDecl{"availability"}.with("of", "/root/api").with("min", "50%")};
   const lic::scenarios::RunResult r = lic::scenarios::run(p.scenario);
   const lic::EventLog& log = r.sim->trace().events();
   // When each went to running, as the lifecycle supervisor reported it.

@@ -1,42 +1,41 @@
 #pragma once
-// The behaviours a scenario file can name (`behaviour: idle`, `behaviour: stall`, ...), with
-// their arguments: the stock workers for testing supervisors and the behaviours the reference
-// systems register (docs/scenario-format.md lists them all; `letitcrash validate --list`
-// prints them).
+// What a scenario file can name as a worker (`behaviour: idle`, `behaviour: pipeline.reader`):
+// each behaviour once, with its arguments and help, and how to build it from them. The built-in
+// ones (stock workers for testing supervisors, the reference systems' processes) are added to a
+// Registry (scenarios/registry.hpp) by the functions below, through the same Registry::add a
+// user's own code calls (docs/library.md); `letitcrash validate --list` prints them all.
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.hpp"
+#include "scenarios/args.hpp"
 #include "sim/process.hpp"
 
 namespace lic::scenarios {
+
+class Registry;
 
 /// Makes one instance of a behaviour. `start_arg` is the argument of a simple_one_for_one
 /// start_child ("" otherwise).
 using BehaviourFactory = std::function<std::unique_ptr<Behaviour>(const std::string& start_arg)>;
 
-struct ArgInfo {
-  std::string name;
-  std::string type;       ///< "duration", "ratio", "int", "bool", "string", "reason", "init results"
-  std::string fallback;   ///< its default, as written in a file ("" = required)
-  std::string help;
-};
-
+/// A behaviour a file can name.
 struct BehaviourInfo {
-  std::string name;
-  std::string help;
+  std::string name;  ///< as a file writes it; a system's behaviours share a prefix ("pipeline.")
+  std::string help;  ///< one line for `validate --list` and the docs
   std::vector<ArgInfo> args;
+  /// Reads the arguments (every mistake goes to Args) and returns the factory. Called when a
+  /// file is validated (the factory is dropped) and again when it runs.
+  std::function<BehaviourFactory(Args&)> build;
 };
 
-/// Every behaviour, sorted by name.
-const std::vector<BehaviourInfo>& catalogue();
-
-/// Checks `ref` (a known name, known arguments, each a valid value of its type) and returns its
-/// factory; on a mistake appends a diagnostic at the offending name or value and returns an
-/// empty function.
-BehaviourFactory make_behaviour(const BehaviourRef& ref, std::vector<Diagnostic>& errors);
+/// The stock workers: idle, trap_exit, stall, crash_after, flaky, echo, ticker.
+void add_stock_behaviours(Registry& r);
+/// Seed 000's mini pipeline: pipeline.reader, parser, validator, sink, dead_letter.
+void add_pipeline_behaviours(Registry& r);
+/// The cross-node peer (partition scenarios).
+void add_peer_behaviour(Registry& r);
 
 }  // namespace lic::scenarios

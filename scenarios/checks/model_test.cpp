@@ -14,6 +14,7 @@
 #include "scenarios/checks/model.hpp"
 #include "scenarios/run/runner.hpp"
 #include "scenarios/file/read.hpp"
+#include "scenarios/file/write.hpp"
 #include "sim/rc_prop.hpp"
 #include "supervision/model_gen.hpp"
 #include "supervision/model_harness.hpp"

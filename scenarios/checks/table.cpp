@@ -6,6 +6,7 @@
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
 #include "scenarios/checks/model.hpp"
+#include "scenarios/registry.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::scenarios {
@@ -35,50 +36,113 @@ std::vector<std::string> escalations(const EventLog& log) {
   return out;
 }
 
-bool is_root(const CheckInput& in, const std::string& p) {
-  return std::find(in.roots.begin(), in.roots.end(), p) != in.roots.end();
+CheckJudge escalation(bool expected) {
+  return [expected](const CheckInput& in) {
+    const std::vector<std::string> gave_up = escalations(*in.events);
+    const bool root_gave_up = std::any_of(gave_up.begin(), gave_up.end(), [&](const std::string& p) {
+      return std::find(in.roots.begin(), in.roots.end(), p) != in.roots.end();
+    });
+    const std::string levels = gave_up.empty() ? "no supervisor reached its restart intensity"
+                                               : "reached the restart intensity, in order: " + join(gave_up, 10);
+    if (expected) {
+      return Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels};
+    }
+    return Verdict{!root_gave_up, root_gave_up ? "escalated to the top: " + levels : "no root gave up; " + levels};
+  };
 }
 
-CheckResult escalation_check(const CheckDecl& c, const CheckInput& in, bool expected) {
-  const std::vector<std::string> gave_up = escalations(*in.events);
-  std::vector<std::string> roots;
-  for (const std::string& p : gave_up) {
-    if (is_root(in, p)) roots.push_back(p);
-  }
-  CheckResult r{c.name, false, ""};
-  const std::string levels = gave_up.empty() ? "no supervisor reached its restart intensity"
-                                             : "reached the restart intensity, in order: " + join(gave_up, 10);
-  if (expected) {
-    r.passed = !roots.empty();
-    r.detail = r.passed ? "escalated to the top: " + levels : "the root never gave up; " + levels;
-  } else {
-    r.passed = roots.empty();
-    r.detail = r.passed ? "no root gave up; " + levels : "escalated to the top: " + levels;
-  }
-  return r;
+Verdict converges(const CheckInput& in) {
+  if (!in.quiet_ran) return {false, "the run stopped before the quiet phase ended: convergence was not judged"};
+  if (!in.phases.converged) return {false, "not converged: " + join(in.phases.not_running)};
+  return {true, in.phases.settled_at ? fmt::format("settled at {} (quiet phase from {})", format_time(*in.phases.settled_at),
+                                                   format_time(in.phases.chaos_end))
+                                     : "nothing changed after the chaos phase"};
 }
+
+CheckJudge availability(Args& a) {
+  const std::string of = a.path("of");
+  const Ratio min = a.ratio("min");
+  return [of, min](const CheckInput& in) {
+    const properties::Intervals up = properties::subtree_up_intervals(*in.events, of, Time{}, in.end);
+    const properties::Availability m = properties::measure(up, Time{}, in.end);
+    // up / observed >= num / den, exactly, in integers.
+    const auto lhs = static_cast<Wide>(m.up.ns) * min.den;
+    const auto rhs = static_cast<Wide>(m.observed.ns) * min.num;
+    return Verdict{m.observed > Duration::zero() && lhs >= rhs,
+                   fmt::format("up {:.4f}% of {} (at least {}); {} failures, MTTR {}", m.availability * 100,
+                               format_duration(m.observed), format_ratio(min), m.failures, format_duration(m.mttr))};
+  };
+}
+
+CheckJudge alive(Args& a) {
+  const std::string of = a.path("of");
+  return [of](const CheckInput& in) {
+    const bool up = std::binary_search(in.alive.begin(), in.alive.end(), of);
+    return Verdict{up, up ? "running at the end" : "no process at " + of + " at the end"};
+  };
+}
+
+Verdict conservation(const CheckInput& in) {
+  const properties::Conservation k = properties::check_conservation(*in.events);
+  if (k.emitted.count == 0) return {false, "no line was emitted (is there a pipeline.reader?)"};
+  return {k.ok, properties::describe(k)};
+}
+
+CheckJudge restarts(Args& a) {
+  const std::string of = a.path("of");
+  std::optional<std::int64_t> max;
+  std::optional<std::int64_t> count;
+  if (a.given("max")) max = a.integer("max");
+  if (a.given("count")) count = a.integer("count");
+  if (!max && !count) a.invalid("give `max` (at most) or `count` (exactly)");
+  if (max && *max < 0) a.invalid("max", "must be 0 or more");
+  if (count && *count < 0) a.invalid("count", "must be 0 or more");
+  return [of, max, count](const CheckInput& in) {
+    const auto it = in.starts.find(of);
+    const std::int64_t n = std::max<std::int64_t>(it == in.starts.end() ? 0 : std::int64_t{it->second} - 1, 0);
+    std::string want;
+    if (count) want = fmt::format("exactly {}", *count);
+    if (max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *max);
+    return Verdict{(!max || n <= *max) && (!count || n == *count), fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want)};
+  };
+}
+
+Verdict model(const CheckInput& in) {
+  if (in.scenario == nullptr) return {false, "no scenario to read the tree and script from"};
+  const ModelComparison m = compare_with_model(*in.scenario, *in.events, in.end);
+  return {m.equal, m.detail};
+}
+
+/// A check without arguments.
+std::function<CheckJudge(Args&)> plain(Verdict (*judge)(const CheckInput&)) {
+  return [judge](Args&) -> CheckJudge { return judge; };
+}
+
+const ArgInfo kOf{"of", "path", "", "the tree path it is about"};
 
 }  // namespace
 
-const std::vector<CheckInfo>& check_catalogue() {
-  static const std::vector<CheckInfo> all = {
-      {"converges", "after the quiet phase every permanent child runs and no restart is pending", false, false, false},
-      {"no_escalation", "no root supervisor reached its restart intensity", false, false, false},
-      {"escalates", "a root supervisor reached its restart intensity (the run expects it)", false, false, false},
-      {"availability", "the subtree at `of` was up at least `min` of the run", true, true, false},
-      {"alive", "a process runs at `of` at the end", true, false, false},
-      {"conservation", "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", false, false, false},
-      {"restarts", "the process at `of` was restarted exactly `count` or at most `max` times", true, false, true},
-      {"model", "the trace equals the reference model of OTP supervision's prediction, event for event (files inside what the model covers: docs/scenario-format.md)", false, false, false},
-  };
-  return all;
-}
-
-const CheckInfo* find_check(const std::string& name) {
-  for (const CheckInfo& c : check_catalogue()) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
+void add_builtin_checks(Registry& r) {
+  r.add(CheckInfo{"converges", "after the quiet phase every permanent child runs and no restart is pending", {},
+                  plain(converges)});
+  r.add(CheckInfo{"no_escalation", "no root supervisor reached its restart intensity", {},
+                  [](Args&) { return escalation(false); }});
+  r.add(CheckInfo{"escalates", "a root supervisor reached its restart intensity (the run expects it)", {},
+                  [](Args&) { return escalation(true); }});
+  r.add(CheckInfo{"availability", "the subtree at `of` was up at least `min` of the run",
+                  {kOf, {"min", "ratio", "", "the least acceptable fraction of the run"}}, availability});
+  r.add(CheckInfo{"alive", "a process runs at `of` at the end", {kOf}, alive});
+  r.add(CheckInfo{"conservation",
+                  "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", {},
+                  plain(conservation)});
+  r.add(CheckInfo{"restarts", "the process at `of` was restarted exactly `count` or at most `max` times",
+                  {kOf, {"max", "int", "", "at most this many restarts", true},
+                   {"count", "int", "", "exactly this many restarts", true}},
+                  restarts});
+  r.add(CheckInfo{"model",
+                  "the trace equals the reference model of OTP supervision's prediction, event for event (files "
+                  "inside what the model covers: docs/scenario-format.md)",
+                  {}, plain(model)});
 }
 
 std::vector<CheckDecl> effective_checks(const Scenario& s) {
@@ -89,63 +153,30 @@ std::vector<CheckDecl> effective_checks(const Scenario& s) {
   return out;
 }
 
-std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in) {
+std::string check_title(const CheckDecl& c, const Registry& r) {
+  if (const CheckInfo* info = r.check(c.name)) {
+    for (const ArgInfo& a : info->args) {
+      const ArgValue* v = c.arg(a.name);
+      if (a.type == "path" && v != nullptr && !v->is_list) return c.name + "(" + v->scalar + ")";
+    }
+  }
+  return c.name;
+}
+
+std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in, const Registry& r) {
   std::vector<CheckResult> out;
   for (const CheckDecl& c : checks) {
-    const std::string title = c.of.empty() ? c.name : c.name + "(" + c.of + ")";
-    CheckResult r{title, false, ""};
-    if (c.name == "converges") {
-      if (!in.quiet_ran) {
-        r.detail = "the run stopped before the quiet phase ended: convergence was not judged";
-      } else if (in.phases.converged) {
-        r.passed = true;
-        r.detail = in.phases.settled_at
-                       ? fmt::format("settled at {} (quiet phase from {})", format_time(*in.phases.settled_at),
-                                     format_time(in.phases.chaos_end))
-                       : "nothing changed after the chaos phase";
-      } else {
-        r.detail = "not converged: " + join(in.phases.not_running);
-      }
-    } else if (c.name == "no_escalation" || c.name == "escalates") {
-      r = escalation_check(c, in, c.name == "escalates");
-    } else if (c.name == "availability") {
-      const properties::Intervals up = properties::subtree_up_intervals(*in.events, c.of, Time{}, in.end);
-      const properties::Availability a = properties::measure(up, Time{}, in.end);
-      const Ratio min = c.min.value_or(Ratio::never());
-      // up / observed >= num / den, exactly, in integers.
-      const auto lhs = static_cast<Wide>(a.up.ns) * min.den;
-      const auto rhs = static_cast<Wide>(a.observed.ns) * min.num;
-      r.passed = a.observed > Duration::zero() && lhs >= rhs;
-      r.detail = fmt::format("up {:.4f}% of {} (at least {}); {} failures, MTTR {}", a.availability * 100,
-                             format_duration(a.observed), format_ratio(min), a.failures, format_duration(a.mttr));
-    } else if (c.name == "conservation") {
-      const properties::Conservation k = properties::check_conservation(*in.events);
-      r.passed = k.ok && k.emitted.count > 0;
-      r.detail = k.emitted.count == 0 ? "no line was emitted (is there a pipeline.reader?)" : properties::describe(k);
-    } else if (c.name == "alive") {
-      r.passed = std::binary_search(in.alive.begin(), in.alive.end(), c.of);
-      r.detail = r.passed ? "running at the end" : "no process at " + c.of + " at the end";
-    } else if (c.name == "restarts") {
-      const auto it = in.starts.find(c.of);
-      const std::int64_t restarts = it == in.starts.end() ? 0 : std::int64_t{it->second} - 1;
-      const std::int64_t n = std::max<std::int64_t>(restarts, 0);
-      r.passed = (!c.max || n <= *c.max) && (!c.count || n == *c.count);
-      std::string want;
-      if (c.count) want = fmt::format("exactly {}", *c.count);
-      if (c.max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *c.max);
-      r.detail = fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want);
-    } else if (c.name == "model") {
-      if (in.scenario == nullptr) {
-        r.detail = "no scenario to read the tree and script from";
-      } else {
-        const ModelComparison m = compare_with_model(*in.scenario, *in.events, in.end);
-        r.passed = m.equal;
-        r.detail = m.detail;
-      }
+    std::vector<Diagnostic> errors;
+    const CheckJudge judge = r.make_check(c, errors);
+    CheckResult res{check_title(c, r), false, ""};
+    if (!judge) {
+      res.detail = errors.empty() ? "cannot be judged" : errors.front().message;
     } else {
-      r.detail = "unknown check";
+      Verdict v = judge(in);
+      res.passed = v.passed;
+      res.detail = std::move(v.detail);
     }
-    out.push_back(std::move(r));
+    out.push_back(std::move(res));
   }
   return out;
 }

@@ -1,54 +1,77 @@
 #pragma once
-// The checks a scenario file can ask for (`checks:`), each a pure function of the finished run:
-// its trace, its phases and its final state (DESIGN.md §5). The CLI, the catalogue tests and
-// the sweeps all judge a run with these.
+// The checks a scenario file can ask for (`checks:`), each once: its name, its arguments, its
+// help, and its judge, a pure function of the finished run: the trace, the phases and the final
+// state (DESIGN.md §5). The CLI, the catalogue tests, the sweeps and a user's own tests all judge
+// a run with these. The built-in checks are added to a Registry (scenarios/registry.hpp) by
+// add_builtin_checks, through the same Registry::add a user's own code calls (docs/library.md).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "scenarios/faults/injector.hpp"
+#include "scenarios/args.hpp"
+#include "scenarios/faults/phases.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/trace.hpp"
 
 namespace lic::scenarios {
 
-struct CheckInfo {
-  std::string name;
-  std::string help;
-  bool needs_of = false;   ///< takes a tree path
-  bool needs_min = false;  ///< takes a ratio
-  bool needs_max = false;  ///< takes a count: `max` (at most) or `count` (exactly)
+class Registry;
+
+/// What a check reads: the finished run.
+struct CheckInput {
+  const EventLog* events = nullptr;          ///< the whole trace
+  Time end{};                                ///< when the run stopped
+  faults::PhaseOutcome phases{};
+  bool quiet_ran = false;                    ///< the quiet phase ran to its end
+  std::vector<std::string> roots;            ///< the root trees' paths ("/root")
+  std::vector<std::string> alive;            ///< paths alive at the end, sorted
+  std::map<std::string, std::uint32_t> starts;  ///< start attempts per path
+  const Scenario* scenario = nullptr;        ///< what ran
 };
 
-/// Every check, in the order docs/scenario-format.md lists them.
-const std::vector<CheckInfo>& check_catalogue();
-/// The check called `name`, or null.
-const CheckInfo* find_check(const std::string& name);
-
-struct CheckResult {
-  std::string name;    ///< as written: "converges", "availability(/root/input)"
+/// A judge's answer.
+struct Verdict {
   bool passed = false;
   std::string detail;  ///< what was measured or what went wrong, one line
 };
 
-/// What a check reads.
-struct CheckInput {
-  const EventLog* events = nullptr;
-  Time end{};
-  faults::PhaseOutcome phases{};
-  bool quiet_ran = false;                   ///< the quiet phase ran to its end
-  std::vector<std::string> roots;           ///< the root trees' paths ("/root")
-  std::vector<std::string> alive;           ///< paths alive at the end
-  std::map<std::string, std::uint32_t> starts;  ///< start attempts per path
-  const Scenario* scenario = nullptr;           ///< what ran (the `model` check reads its tree and script)
+/// Judges one finished run.
+using CheckJudge = std::function<Verdict(const CheckInput&)>;
+
+/// A check a file can name.
+struct CheckInfo {
+  std::string name;
+  std::string help;  ///< one line for `validate --list` and the docs
+  /// Its arguments. A file may give the first one alone: `{alive: /root/db}` is
+  /// `{alive: {of: /root/db}}`.
+  std::vector<ArgInfo> args;
+  /// Reads the arguments (every mistake goes to Args) and returns the judge. Called when a
+  /// file is validated (the judge is dropped) and again when it runs.
+  std::function<CheckJudge(Args&)> build;
 };
+
+/// One judged check.
+struct CheckResult {
+  std::string name;    ///< as a report titles it: "converges", "availability(/root/input)"
+  bool passed = false;
+  std::string detail;
+};
+
+/// converges, no_escalation, escalates, availability, alive, conservation, restarts, model.
+void add_builtin_checks(Registry& r);
 
 /// The checks a scenario runs: its own, or when it names none, `no_escalation` (`escalates`
 /// when it expects escalation) and, with a quiet phase, `converges`.
 std::vector<CheckDecl> effective_checks(const Scenario& s);
 
-std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in);
+/// A check's title in reports: its name, and its first path argument in brackets.
+std::string check_title(const CheckDecl& c, const Registry& r);
+
+/// Judges every check. A check the registry does not know (or whose arguments do not read) fails
+/// with the reason; the scenario's validation reports both before a run.
+std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in, const Registry& r);
 
 }  // namespace lic::scenarios

@@ -5,9 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "properties/convergence.hpp"
-#include "supervision/stock_worker.hpp"
-#include "supervision/supervisor.hpp"
+#include "supervision/tree_path.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::faults {
@@ -25,10 +23,6 @@ const Atom kPid("pid");
 const Atom kNode("node");
 const Atom kReason("reason");
 
-constexpr std::array<std::string_view, 13> kKindNames{
-    "crash", "kill", "exit", "node_crash", "node_restart", "partition", "heal",
-    "clog",  "loss", "duplicate", "reorder", "pause", "slow_start"};
-
 const Pid* pid_field(const TraceEvent& e) {
   for (const TraceField& f : e.fields()) {
     if (f.key == kPid) return std::get_if<Pid>(&f.value);
@@ -37,17 +31,6 @@ const Pid* pid_field(const TraceEvent& e) {
 }
 }  // namespace
 
-std::string_view to_string(Kind k) { return kKindNames[static_cast<std::size_t>(k)]; }
-
-bool parse_kind(std::string_view text, Kind& out) {
-  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == text) {
-      out = static_cast<Kind>(i);
-      return true;
-    }
-  }
-  return false;
-}
 
 std::string to_string(const Target& t) {
   switch (t.by) {
@@ -401,40 +384,6 @@ void Injector::on_event(const TraceEvent& e) {
       if (e.kind == EventKind::node_up) arm(i);
     }
   }
-}
-
-// ---- phases --------------------------------------------------------------------------------
-
-std::optional<Time> settled_after(const EventLog& log, Time chaos_end) {
-  for (std::size_t k = log.size(); k-- > 0;) {
-    const TraceEvent& e = log[k];
-    if (e.time < chaos_end) break;
-    if ((e.kind == EventKind::exit && !e.label.name.empty()) ||
-        (e.kind == EventKind::system && e.name == kChildStarted)) {
-      return e.time;
-    }
-  }
-  return std::nullopt;
-}
-
-PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root) {
-  PhaseOutcome out;
-  injector.start();
-  out.chaos_end = sim.now() + phases.chaos;
-  sim.run_until(out.chaos_end);
-  injector.stop();
-  out.end = out.chaos_end + phases.quiet.value_or(Duration::zero());
-  sim.run_until(out.end);
-  out.settled_at = settled_after(sim.trace().events(), out.chaos_end);
-  out.escalated = !sim.alive(root);
-  if (out.escalated) {
-    out.not_running.push_back("the root is gone (escalated to the top)");
-  } else {
-    out.not_running = properties::not_converged(supervision::snapshot(sim));
-  }
-  out.converged = !out.escalated && out.not_running.empty();
-  out.passed = phases.expect_escalation ? out.escalated : out.converged;
-  return out;
 }
 
 }  // namespace lic::faults

@@ -77,26 +77,4 @@ class Injector final : public TraceSink {
   std::size_t skipped_ = 0;
 };
 
-/// What the phases of a run came to (DESIGN.md §4).
-struct PhaseOutcome {
-  Time chaos_end;
-  Time end;
-  bool escalated = false;  ///< the root is gone
-  bool converged = false;  ///< at the end: every permanent child running, no restart pending
-  /// The last instant the tree changed (a start, an exit under the root) after the chaos phase:
-  /// how long convergence took. Empty when nothing changed.
-  std::optional<Time> settled_at;
-  std::vector<std::string> not_running;  ///< what kept it from converging
-  /// converged, or escalated when the run expects escalation.
-  bool passed = false;
-};
-
-/// When the tree last changed (a start, or an exit of a labelled process) at or after
-/// `chaos_end`; nothing when it did not.
-std::optional<Time> settled_after(const EventLog& log, Time chaos_end);
-
-/// Runs the chaos phase (faults on) and the quiet phase (faults off) of `phases` from now, then
-/// checks convergence of the tree under the root process `root` (a supervisor).
-PhaseOutcome run_phases(Simulation& sim, Injector& injector, const Phases& phases, Pid root);
-
 }  // namespace lic::faults

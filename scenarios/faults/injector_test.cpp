@@ -12,6 +12,7 @@
 #include "properties/availability.hpp"
 #include "properties/convergence.hpp"
 #include "scenarios/faults/injector.hpp"
+#include "scenarios/faults/phases.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/stock_worker.hpp"
 #include "supervision/supervisor.hpp"
@@ -351,7 +352,7 @@ TEST_CASE("phases: a fault rate above the restart intensity escalates to the top
   CHECK_FALSE(unexpected.converged);
   CHECK_FALSE(unexpected.passed);
   REQUIRE(unexpected.not_running.size() == 1);
-  CHECK(unexpected.not_running[0] == "the root is gone (escalated to the top)");
+  CHECK(unexpected.not_running[0] == "/root is gone (escalated to the top)");
 }
 
 TEST_CASE("phases: the convergence check names each permanent child not running and each pending restart") {

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "scenarios/file/read.hpp"
+#include "scenarios/file/validate.hpp"
+#include "scenarios/file/write.hpp"
 #include "sim/rc_prop.hpp"
 
 using namespace lic;
@@ -292,11 +294,12 @@ Scenario gen_scenario() {
     CheckDecl c;
     c.name = *rc::gen::element<std::string>("converges", "no_escalation", "escalates", "availability", "alive", "restarts",
                                             "conservation");
-    if (c.name == "availability" || c.name == "alive" || c.name == "restarts") c.of = *rc::gen::elementOf(paths.all);
-    if (c.name == "availability") c.min = gen_ratio();
+    if (c.name == "availability" || c.name == "alive" || c.name == "restarts") c.with("of", *rc::gen::elementOf(paths.all));
+    if (c.name == "availability") c.with("min", format_ratio(gen_ratio()));
     if (c.name == "restarts") {
-      if (*rc::gen::arbitrary<bool>()) c.max = *rc::gen::inRange<std::int64_t>(0, 50);
-      if (!c.max || *rc::gen::arbitrary<bool>()) c.count = *rc::gen::inRange<std::int64_t>(0, 50);
+      const bool max = *rc::gen::arbitrary<bool>();
+      if (max) c.with("max", std::to_string(*rc::gen::inRange<std::int64_t>(0, 50)));
+      if (!max || *rc::gen::arbitrary<bool>()) c.with("count", std::to_string(*rc::gen::inRange<std::int64_t>(0, 50)));
     }
     s.checks.push_back(c);
   }
@@ -368,8 +371,9 @@ checks: [no_escalation, {availability: {of: /root/input, min: 99%}}]
   CHECK(*s.faults[1].mtbf == 2_min);
   CHECK(s.faults[1].reason == Reason::error(Atom("bad_line")));
   REQUIRE(s.checks.size() == 2);
-  CHECK(s.checks[1].of == "/root/input");
-  CHECK(*s.checks[1].min == Ratio{99, 100});
+  REQUIRE(s.checks[1].arg("of") != nullptr);
+  CHECK(s.checks[1].arg("of")->scalar == "/root/input");
+  CHECK(s.checks[1].arg("min")->scalar == "99%");
 }
 
 TEST_CASE("scenario file: every mistake in a file is reported with its line and column", "[scenario]") {

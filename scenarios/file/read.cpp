@@ -6,13 +6,11 @@
 #include <charconv>
 #include <fstream>
 #include <initializer_list>
-#include <map>
 #include <set>
 #include <sstream>
 
-#include "scenarios/behaviours/table.hpp"
-#include "scenarios/checks/table.hpp"
-#include "scenarios/checks/model.hpp"
+#include "scenarios/faults/table.hpp"
+#include "scenarios/file/validate.hpp"
 #include "supervision/lifecycle.hpp"
 
 namespace lic::scenarios {
@@ -35,7 +33,9 @@ std::string kind_of(const YAML::Node& n) {
   return "a scalar";
 }
 
-std::string joined(std::initializer_list<std::string_view> words) {
+using Keys = std::vector<std::string_view>;
+
+std::string joined(const Keys& words) {
   std::string s;
   for (std::string_view w : words) {
     if (!s.empty()) s += ", ";
@@ -44,7 +44,7 @@ std::string joined(std::initializer_list<std::string_view> words) {
   return s;
 }
 
-std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> options) {
+std::string did_you_mean(std::string_view word, const Keys& options) {
   const std::string best = closest_name(word, std::vector<std::string>(options.begin(), options.end()));
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
@@ -68,8 +68,7 @@ class Reader {
   void error(Mark m, std::string msg) { errors.push_back({m, std::move(msg)}); }
 
   /// The entries of map `n` (`what` names it in messages); unknown and repeated keys are errors.
-  std::vector<Entry> entries(const YAML::Node& n, std::string_view what,
-                             std::initializer_list<std::string_view> allowed) {
+  std::vector<Entry> entries(const YAML::Node& n, std::string_view what, const Keys& allowed) {
     std::vector<Entry> out;
     if (!n.IsMap()) {
       error(n, std::string(what) + " must be a map, not " + kind_of(n));
@@ -226,40 +225,6 @@ class Reader {
 
 // ---- the sections of a file ---------------------------------------------------------------
 
-bool parse_factor(const std::string& text, Ratio& out) {
-  // A positive multiplier: 2, 1.5, 3/2 (parse_ratio reads fractions up to 1; scale by 1000).
-  std::uint64_t num = 0;
-  std::uint64_t den = 1;
-  if (const auto slash = text.find('/'); slash != std::string::npos) {
-    const auto a = std::from_chars(text.data(), text.data() + slash, num);
-    const auto b = std::from_chars(text.data() + slash + 1, text.data() + text.size(), den);
-    if (a.ec != std::errc() || a.ptr != text.data() + slash || b.ec != std::errc() ||
-        b.ptr != text.data() + text.size() || den == 0 || num == 0)
-      return false;
-  } else {
-    bool point = false;
-    bool digits = false;
-    for (char c : text) {
-      if (c == '.' && !point) {
-        point = true;
-        continue;
-      }
-      if (c < '0' || c > '9' || num > 1'000'000'000'000ULL) return false;
-      digits = true;
-      num = num * 10 + static_cast<std::uint64_t>(c - '0');
-      if (point) den *= 10;
-    }
-    if (!digits || num == 0) return false;
-  }
-  out = reduce(Ratio{num, den});
-  return true;
-}
-
-std::string format_factor(Ratio r) {
-  r = reduce(r);
-  return r.den == 1 ? std::to_string(r.num) : std::to_string(r.num) + "/" + std::to_string(r.den);
-}
-
 void read_link(Reader& rd, const YAML::Node& n, std::string_view what, LinkParams& p,
                std::string* from, std::string* to) {
   const auto keys = from != nullptr
@@ -313,7 +278,19 @@ void read_flags(Reader& rd, const YAML::Node& n, supervision::SupFlags& f) {
   }
 }
 
-void read_args(Reader& rd, const YAML::Node& n, BehaviourRef& b) {
+/// One argument's value: a scalar, or a list of scalars.
+bool read_arg_value(Reader& rd, const std::string& what, const YAML::Node& value, ArgValue& v) {
+  v.mark = mark_of(value);
+  if (!value.IsSequence()) return rd.scalar(value, what, v.scalar);
+  v.is_list = true;
+  for (const YAML::Node& x : value) {
+    std::string w;
+    if (rd.scalar(x, "an item of " + what, w)) v.list.push_back(w);
+  }
+  return true;
+}
+
+void read_args(Reader& rd, const YAML::Node& n, std::vector<std::pair<std::string, ArgValue>>& args) {
   if (n.IsNull()) return;
   if (!n.IsMap()) {
     rd.error(n, "args must be a map, not " + kind_of(n));
@@ -331,17 +308,7 @@ void read_args(Reader& rd, const YAML::Node& n, BehaviourRef& b) {
       continue;
     }
     ArgValue v;
-    v.mark = mark_of(value);
-    if (value.IsSequence()) {
-      v.is_list = true;
-      for (const YAML::Node& x : value) {
-        std::string w;
-        if (rd.scalar(x, "an item of argument '" + key + "'", w)) v.list.push_back(w);
-      }
-    } else if (!rd.scalar(value, "argument '" + key + "'", v.scalar)) {
-      continue;
-    }
-    b.args.emplace_back(key, std::move(v));
+    if (read_arg_value(rd, "argument '" + key + "'", value, v)) args.emplace_back(key, std::move(v));
   }
 }
 
@@ -370,7 +337,7 @@ ServiceDecl read_service(Reader& rd, const YAML::Node& n) {
     else if (e.key == "behaviour") {
       rd.scalar(e.value, "behaviour", s.behaviour.name);
       s.behaviour.mark = mark_of(e.value);
-    } else if (e.key == "args") read_args(rd, e.value, s.behaviour);
+    } else if (e.key == "args") read_args(rd, e.value, s.behaviour.args);
     else if (e.key == "auto_start") rd.boolean(e.value, "auto_start", s.auto_start);
     else if (e.key == "start_timeout") rd.duration(e.value, "start_timeout", s.start_timeout);
     else if (e.key == "stop_timeout") rd.duration(e.value, "stop_timeout", s.stop_timeout);
@@ -406,12 +373,8 @@ void read_children(Reader& rd, const YAML::Node& n, TreeNode& t) {
   for (const YAML::Node& c : n) t.children.push_back(read_child(rd, c, false));
 }
 
-TreeNode read_child(Reader& rd, const YAML::Node& n, bool root) {
-  TreeNode t;
-  t.mark = mark_of(n);
-  const auto keys = root ? rd.entries(n, "a tree", {"id", "root", "supervisor", "lifecycle", "children", "node"})
-                         : rd.entries(n, "a child", {"id", "behaviour", "args", "supervisor", "lifecycle", "children",
-                                                     "restart", "type", "shutdown", "significant", "node"});
+/// What a child's keys said about its kind, before the kind is settled.
+struct ChildKeys {
   bool is_sup = false;
   bool is_life = false;
   bool is_worker = false;
@@ -419,73 +382,89 @@ TreeNode read_child(Reader& rd, const YAML::Node& n, bool root) {
   bool have_type = false;
   std::optional<Shutdown> shutdown;
   std::optional<YAML::Node> children;
-  for (const Entry& e : keys) {
-    if (e.key == "id") {
-      if (rd.scalar(e.value, "id", t.spec.id)) {
-        have_id = true;
-        if (t.spec.id.empty() || t.spec.id.find_first_of("/ \t") != std::string::npos)
-          rd.error(e.value, "id '" + t.spec.id + "' must be a non-empty name without '/' or spaces");
-      }
-    } else if (e.key == "supervisor" || e.key == "root") {
-      if (is_sup) rd.error(e.key_node, "give the supervisor flags once (`root` or `supervisor`)");
-      is_sup = true;
-      read_flags(rd, e.value, t.flags);
-    } else if (e.key == "lifecycle") {
-      is_life = true;
-      for (const Entry& l : rd.entries(e.value, "lifecycle", {"services"})) {
-        if (!l.value.IsSequence()) {
-          rd.error(l.value, "services must be a list, not " + kind_of(l.value));
-          continue;
-        }
-        for (const YAML::Node& s : l.value) t.services.push_back(read_service(rd, s));
-      }
-    } else if (e.key == "behaviour") {
-      is_worker = true;
-      rd.scalar(e.value, "behaviour", t.behaviour.name);
-      t.behaviour.mark = mark_of(e.value);
-    } else if (e.key == "args") {
-      read_args(rd, e.value, t.behaviour);
-    } else if (e.key == "children") {
-      children.emplace(e.value);
-    } else if (e.key == "restart") {
-      rd.choice(e.value, "restart type", t.spec.restart, supervision::parse_restart_type,
-                "permanent, transient or temporary");
-    } else if (e.key == "type") {
-      have_type = rd.choice(e.value, "child type", t.spec.type, supervision::parse_child_type, "worker or supervisor");
-    } else if (e.key == "shutdown") {
-      std::string text;
-      if (rd.scalar(e.value, "shutdown", text)) {
-        if (text == "brutal_kill") shutdown = Shutdown::brutal_kill();
-        else if (text == "infinity") shutdown = Shutdown::infinity();
-        else {
-          Duration d;
-          if (rd.duration(e.value, "shutdown (brutal_kill, infinity or a timeout)", d)) shutdown = Shutdown::after(d);
-        }
-      }
-    } else if (e.key == "significant") {
-      rd.boolean(e.value, "significant", t.spec.significant);
-    } else if (e.key == "node") {
-      std::string node;
-      if (rd.scalar(e.value, "node", node)) t.spec.node = Atom(node);
+};
+
+void read_lifecycle(Reader& rd, const YAML::Node& n, TreeNode& t) {
+  for (const Entry& l : rd.entries(n, "lifecycle", {"services"})) {
+    if (!l.value.IsSequence()) {
+      rd.error(l.value, "services must be a list, not " + kind_of(l.value));
+      continue;
     }
+    for (const YAML::Node& s : l.value) t.services.push_back(read_service(rd, s));
   }
-  if (children) {
-    if (is_worker || is_life) rd.error(*children, "only a supervisor has children");
-    is_sup = true;
-    read_children(rd, *children, t);
+}
+
+std::optional<Shutdown> read_shutdown(Reader& rd, const YAML::Node& n) {
+  std::string text;
+  if (!rd.scalar(n, "shutdown", text)) return std::nullopt;
+  if (text == "brutal_kill") return Shutdown::brutal_kill();
+  if (text == "infinity") return Shutdown::infinity();
+  Duration d;
+  if (rd.duration(n, "shutdown (brutal_kill, infinity or a timeout)", d)) return Shutdown::after(d);
+  return std::nullopt;
+}
+
+void read_child_key(Reader& rd, const Entry& e, TreeNode& t, ChildKeys& k) {
+  if (e.key == "id") {
+    if (rd.scalar(e.value, "id", t.spec.id)) {
+      k.have_id = true;
+      if (t.spec.id.empty() || t.spec.id.find_first_of("/ \t") != std::string::npos)
+        rd.error(e.value, "id '" + t.spec.id + "' must be a non-empty name without '/' or spaces");
+    }
+  } else if (e.key == "supervisor" || e.key == "root") {
+    if (k.is_sup) rd.error(e.key_node, "give the supervisor flags once (`root` or `supervisor`)");
+    k.is_sup = true;
+    read_flags(rd, e.value, t.flags);
+  } else if (e.key == "lifecycle") {
+    k.is_life = true;
+    read_lifecycle(rd, e.value, t);
+  } else if (e.key == "behaviour") {
+    k.is_worker = true;
+    rd.scalar(e.value, "behaviour", t.behaviour.name);
+    t.behaviour.mark = mark_of(e.value);
+  } else if (e.key == "args") {
+    read_args(rd, e.value, t.behaviour.args);
+  } else if (e.key == "children") {
+    k.children.emplace(e.value);
+  } else if (e.key == "restart") {
+    rd.choice(e.value, "restart type", t.spec.restart, supervision::parse_restart_type, "permanent, transient or temporary");
+  } else if (e.key == "type") {
+    k.have_type = rd.choice(e.value, "child type", t.spec.type, supervision::parse_child_type, "worker or supervisor");
+  } else if (e.key == "shutdown") {
+    k.shutdown = read_shutdown(rd, e.value);
+  } else if (e.key == "significant") {
+    rd.boolean(e.value, "significant", t.spec.significant);
+  } else if (e.key == "node") {
+    std::string node;
+    if (rd.scalar(e.value, "node", node)) t.spec.node = Atom(node);
+  }
+}
+
+TreeNode read_child(Reader& rd, const YAML::Node& n, bool root) {
+  TreeNode t;
+  t.mark = mark_of(n);
+  const auto keys = root ? rd.entries(n, "a tree", {"id", "root", "supervisor", "lifecycle", "children", "node"})
+                         : rd.entries(n, "a child", {"id", "behaviour", "args", "supervisor", "lifecycle", "children",
+                                                     "restart", "type", "shutdown", "significant", "node"});
+  ChildKeys k;
+  for (const Entry& e : keys) read_child_key(rd, e, t, k);
+  if (k.children) {
+    if (k.is_worker || k.is_life) rd.error(*k.children, "only a supervisor has children");
+    k.is_sup = true;
+    read_children(rd, *k.children, t);
   }
   if (!n.IsMap()) return t;
-  const int kinds = int{is_sup} + int{is_life} + int{is_worker};
+  const int kinds = int{k.is_sup} + int{k.is_life} + int{k.is_worker};
   if (kinds == 0) {
     rd.error(n, root ? "a tree needs `supervisor` (or `root`) flags and children, or `lifecycle`"
                      : "a child needs `behaviour`, `supervisor` (with children) or `lifecycle`");
   } else if (kinds > 1) {
     rd.error(n, "a child is one of a worker (`behaviour`), a supervisor or a lifecycle supervisor");
   }
-  t.kind = is_life ? TreeNode::Kind::lifecycle : is_sup ? TreeNode::Kind::supervisor : TreeNode::Kind::worker;
-  if (!have_type) t.spec.type = t.kind == TreeNode::Kind::worker ? ChildType::worker : ChildType::supervisor;
-  t.spec.shutdown = shutdown.value_or(supervision::default_shutdown(t.spec.type));
-  if (!have_id) {
+  t.kind = k.is_life ? TreeNode::Kind::lifecycle : k.is_sup ? TreeNode::Kind::supervisor : TreeNode::Kind::worker;
+  if (!k.have_type) t.spec.type = t.kind == TreeNode::Kind::worker ? ChildType::worker : ChildType::supervisor;
+  t.spec.shutdown = k.shutdown.value_or(supervision::default_shutdown(t.spec.type));
+  if (!k.have_id) {
     if (root) t.spec.id = "root";
     else rd.error(n, "a child needs an id");
   }
@@ -542,180 +521,167 @@ Step read_step(Reader& rd, const YAML::Node& n) {
   return s;
 }
 
-bool process_kind(faults::Kind k) {
-  return k == faults::Kind::crash || k == faults::Kind::kill || k == faults::Kind::exit || k == faults::Kind::slow_start;
-}
-bool node_kind(faults::Kind k) {
-  return k == faults::Kind::node_crash || k == faults::Kind::node_restart || k == faults::Kind::pause;
-}
-bool network_kind(faults::Kind k) {
-  return k == faults::Kind::partition || k == faults::Kind::clog || k == faults::Kind::loss ||
-         k == faults::Kind::duplicate || k == faults::Kind::reorder;
+
+Keys fault_keys() {
+  Keys keys{"name", "at", "every", "until", "mtbf"};
+  for (const faults::KindInfo& k : faults::kinds()) keys.push_back(k.name);
+  for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::restart_after); ++o)
+    keys.push_back(faults::to_string(static_cast<faults::Option>(o)));
+  return keys;
 }
 
-/// Which options each kind of fault takes (besides name, at, every, until, mtbf).
-bool option_fits(faults::Kind k, const std::string& key) {
-  using faults::Kind;
-  if (key == "reason") return k == Kind::crash || k == Kind::exit;
-  if (key == "to") return network_kind(k);
-  if (key == "one_way") return k == Kind::partition;
-  if (key == "duration") return network_kind(k) || k == Kind::pause;
-  if (key == "delay") return k == Kind::clog || k == Kind::slow_start;
-  if (key == "ratio") return k == Kind::loss || k == Kind::duplicate || k == Kind::reorder;
-  if (key == "restart_after") return k == Kind::node_crash;
-  return false;
+std::string kind_names() {
+  std::string s;
+  const auto& all = faults::kinds();
+  for (std::size_t i = 0; i < all.size(); ++i) s += std::string(i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + std::string(all[i].name);
+  return s;
+}
+
+/// A positive duration (`every`, `mtbf`).
+void read_period(Reader& rd, const Entry& e, std::optional<Duration>& out) {
+  Duration d;
+  if (!rd.duration(e.value, e.key, d)) return;
+  if (d <= Duration::zero()) rd.error(e.value, e.key + " must be more than 0");
+  out = d;
+}
+
+/// `at`, `every`, `until` or `mtbf`: false for any other key.
+bool read_timing(Reader& rd, const Entry& e, faults::Fault& f) {
+  Time t;
+  if (e.key == "at") {
+    if (rd.time(e.value, "at", t)) f.at = t;
+  } else if (e.key == "until") {
+    if (rd.time(e.value, "until", t)) f.until = t;
+  } else if (e.key == "every") {
+    read_period(rd, e, f.every);
+  } else if (e.key == "mtbf") {
+    read_period(rd, e, f.mtbf);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The kind's own key and what it is aimed at: `crash: /root/db`, `partition: [a, b]`.
+void read_aim(Reader& rd, const Entry& e, const faults::KindInfo& k, faults::Fault& f) {
+  f.kind = k.kind;
+  switch (k.aim) {
+    case faults::Aim::process: {
+      std::string target;
+      if (rd.scalar(e.value, e.key + " (a tree path or a registered name)", target))
+        f.target = !target.empty() && target.front() == '/' ? faults::Target::path(target) : faults::Target::name(target);
+      break;
+    }
+    case faults::Aim::node: {
+      std::string node;
+      if (rd.scalar(e.value, e.key + " (a node)", node)) f.target = faults::Target::node(node);
+      break;
+    }
+    case faults::Aim::sides: {
+      std::vector<std::string> side;
+      if (rd.words(e.value, e.key + " (the nodes on one side)", side))
+        for (const std::string& s : side) f.side_a.push_back(Atom(s));
+      break;
+    }
+    case faults::Aim::all: {
+      std::string what;
+      if (rd.scalar(e.value, e.key, what) && what != "all") rd.error(e.value, "write `" + e.key + ": all`");
+      break;
+    }
+  }
+}
+
+void read_option(Reader& rd, const Entry& e, faults::Option o, faults::Fault& f) {
+  using faults::Option;
+  std::vector<std::string> side;
+  Duration d;
+  switch (o) {
+    case Option::reason: rd.reason(e.value, "reason", f.reason); break;
+    case Option::to:
+      if (rd.words(e.value, "to", side))
+        for (const std::string& s : side) f.side_b.push_back(Atom(s));
+      break;
+    case Option::one_way: rd.boolean(e.value, "one_way", f.one_way); break;
+    case Option::duration: rd.duration(e.value, "duration", f.duration); break;
+    case Option::delay: rd.duration(e.value, "delay", f.delay); break;
+    case Option::ratio: rd.ratio(e.value, "ratio", f.ratio); break;
+    case Option::restart_after:
+      if (rd.duration(e.value, "restart_after", d)) f.restart_after = d;
+      break;
+  }
 }
 
 faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
   faults::Fault f;
   mark = mark_of(n);
-  bool have_kind = false;
+  const faults::KindInfo* kind = nullptr;
   std::vector<const Entry*> options;
-  const auto keys = rd.entries(n, "a fault",
-                               {"name", "at", "every", "until", "mtbf", "crash", "kill", "exit", "node_crash", "node_restart",
-                                "partition", "heal", "clog", "loss", "duplicate", "reorder", "pause", "slow_start",
-                                "reason", "to", "one_way", "duration", "delay", "ratio", "restart_after"});
+  const auto keys = rd.entries(n, "a fault", fault_keys());
   for (const Entry& e : keys) {
-    faults::Kind kind{};
     if (e.key == "name") rd.scalar(e.value, "name", f.name);
-    else if (e.key == "at") {
-      Time t;
-      if (rd.time(e.value, "at", t)) f.at = t;
-    } else if (e.key == "every") {
-      Duration d;
-      if (rd.duration(e.value, "every", d)) {
-        if (d <= Duration::zero()) rd.error(e.value, "every must be more than 0");
-        f.every = d;
-      }
-    } else if (e.key == "until") {
-      Time t;
-      if (rd.time(e.value, "until", t)) f.until = t;
-    } else if (e.key == "mtbf") {
-      Duration d;
-      if (rd.duration(e.value, "mtbf", d)) {
-        if (d <= Duration::zero()) rd.error(e.value, "mtbf must be more than 0");
-        f.mtbf = d;
-      }
-    } else if (faults::parse_kind(e.key, kind)) {
-      if (have_kind) {
-        rd.error(e.key_node, "a fault is one kind: '" + e.key + "' after '" + std::string(faults::to_string(f.kind)) + "'");
-        continue;
-      }
-      have_kind = true;
-      f.kind = kind;
-      if (process_kind(kind)) {
-        std::string target;
-        if (rd.scalar(e.value, e.key + " (a tree path or a registered name)", target)) {
-          f.target = !target.empty() && target.front() == '/' ? faults::Target::path(target) : faults::Target::name(target);
-        }
-      } else if (node_kind(kind)) {
-        std::string node;
-        if (rd.scalar(e.value, e.key + " (a node)", node)) f.target = faults::Target::node(node);
-      } else if (network_kind(kind)) {
-        std::vector<std::string> side;
-        if (rd.words(e.value, e.key + " (the nodes on one side)", side)) {
-          for (const std::string& s : side) f.side_a.push_back(Atom(s));
-        }
-      } else {  // heal
-        std::string what;
-        if (rd.scalar(e.value, "heal", what) && what != "all") rd.error(e.value, "write `heal: all`");
-      }
+    else if (read_timing(rd, e, f)) continue;
+    else if (const faults::KindInfo* k = faults::find_kind(e.key)) {
+      if (kind != nullptr) rd.error(e.key_node, "a fault is one kind: '" + e.key + "' after '" + std::string(kind->name) + "'");
+      else read_aim(rd, e, *k, f), kind = k;
     } else {
       options.push_back(&e);
     }
   }
   if (!n.IsMap()) return f;
-  if (!have_kind) rd.error(n, "a fault needs a kind: crash, kill, exit, node_crash, node_restart, partition, heal, clog, loss, duplicate, reorder, pause or slow_start");
+  if (kind == nullptr) rd.error(n, "a fault needs a kind: " + kind_names());
+  std::vector<faults::Option> given;
   for (const Entry* e : options) {
-    if (have_kind && !option_fits(f.kind, e->key)) {
-      rd.error(e->key_node, "'" + e->key + "' does not apply to a " + std::string(faults::to_string(f.kind)) + " fault");
+    faults::Option o{};
+    faults::parse_option(e->key, o);  // entries() let only known keys through
+    if (kind != nullptr && !faults::takes(kind->kind, o)) {
+      rd.error(e->key_node, "'" + e->key + "' does not apply to a " + std::string(kind->name) + " fault");
       continue;
     }
-    if (e->key == "reason") rd.reason(e->value, "reason", f.reason);
-    else if (e->key == "to") {
-      std::vector<std::string> side;
-      if (rd.words(e->value, "to", side)) {
-        for (const std::string& s : side) f.side_b.push_back(Atom(s));
-      }
-    } else if (e->key == "one_way") rd.boolean(e->value, "one_way", f.one_way);
-    else if (e->key == "duration") rd.duration(e->value, "duration", f.duration);
-    else if (e->key == "delay") rd.duration(e->value, "delay", f.delay);
-    else if (e->key == "ratio") rd.ratio(e->value, "ratio", f.ratio);
-    else if (e->key == "restart_after") {
-      Duration d;
-      if (rd.duration(e->value, "restart_after", d)) f.restart_after = d;
-    }
+    given.push_back(o);
+    read_option(rd, *e, o, f);
   }
   if (f.at && f.mtbf) rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both");
   if (!f.at && !f.mtbf) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");
   if (f.every && !f.at) rd.error(n, "`every` repeats a scheduled fault: give `at` too");
   // A missing option is reported only when it was not written at all (a bad value was reported).
-  auto given = [&](const char* key) {
-    return std::any_of(options.begin(), options.end(), [&](const Entry* e) { return e->key == key; });
-  };
-  if (have_kind && (f.kind == faults::Kind::loss || f.kind == faults::Kind::duplicate || f.kind == faults::Kind::reorder) &&
-      !given("ratio"))
-    rd.error(n, "a " + std::string(faults::to_string(f.kind)) + " fault needs a `ratio`");
-  if (have_kind && (f.kind == faults::Kind::clog || f.kind == faults::Kind::slow_start) && !given("delay"))
-    rd.error(n, "a " + std::string(faults::to_string(f.kind)) + " fault needs a `delay`");
-  if (have_kind && f.kind == faults::Kind::pause && !given("duration"))
-    rd.error(n, "a pause fault needs a `duration`");
+  for (faults::Option o : kind != nullptr ? kind->needs : std::vector<faults::Option>{}) {
+    if (std::find(given.begin(), given.end(), o) == given.end())
+      rd.error(n, "a " + std::string(kind->name) + " fault needs a `" + std::string(faults::to_string(o)) + "`");
+  }
   return f;
 }
 
-CheckDecl read_check(Reader& rd, const YAML::Node& n) {
+/// `converges`, `{alive: /root/db}` (the first argument alone) or `{restarts: {of: /root/a,
+/// max: 3}}`. Whether the name and the arguments fit a check is the validator's to say.
+CheckDecl read_check(Reader& rd, const YAML::Node& n, const Registry& registry) {
   CheckDecl c;
   c.mark = mark_of(n);
-  std::optional<YAML::Node> value;
-  YAML::Node name_node = n;
   if (n.IsScalar()) {
     c.name = n.Scalar();
-  } else if (n.IsMap() && n.size() == 1) {
-    const auto it = n.begin();
-    name_node.reset(it->first);
-    if (!rd.scalar(it->first, "a check name", c.name)) return c;
-    value.emplace(it->second);
-  } else {
+    return c;
+  }
+  if (!n.IsMap() || n.size() != 1) {
     rd.error(n, "a check is a name (`converges`) or a one-key map (`availability: {of: /root, min: 99%}`)");
     return c;
   }
-  const CheckInfo* info = find_check(c.name);
-  if (info == nullptr) {
-    std::string names;
-    for (const CheckInfo& k : check_catalogue()) names += (names.empty() ? "" : ", ") + k.name;
-    rd.error(name_node, "unknown check '" + c.name + "'; the checks are: " + names);
+  const auto it = n.begin();
+  const YAML::Node key = it->first;
+  const YAML::Node value = it->second;
+  c.mark = mark_of(key);
+  if (!rd.scalar(key, "a check name", c.name) || value.IsNull()) return c;
+  if (value.IsMap()) {
+    read_args(rd, value, c.args);
     return c;
   }
-  if (!value || value->IsNull()) {
-    if (info->needs_of) rd.error(n, "check '" + c.name + "' needs `of` (a tree path)");
-    if (info->needs_min) rd.error(n, "check '" + c.name + "' needs `min`");
-    if (info->needs_max) rd.error(n, "check '" + c.name + "' needs `max` (at most) or `count` (exactly)");
+  const CheckInfo* info = registry.check(c.name);
+  if (info != nullptr && info->args.empty()) {
+    rd.error(value, "check '" + c.name + "' takes no arguments");
     return c;
   }
-  const YAML::Node v = *value;
-  if (v.IsScalar()) {
-    c.of = v.Scalar();  // `alive: /root/db`
-  } else {
-    for (const Entry& e : rd.entries(v, "check '" + c.name + "'", {"of", "min", "max", "count"})) {
-      if (e.key == "of") rd.scalar(e.value, "of", c.of);
-      else if (e.key == "min") {
-        Ratio r;
-        if (rd.ratio(e.value, "min", r)) c.min = r;
-      } else if (e.key == "max") {
-        std::int64_t m = 0;
-        if (rd.integer<std::int64_t>(e.value, "max", m, 0, 1'000'000'000)) c.max = m;
-      } else if (e.key == "count") {
-        std::int64_t m = 0;
-        if (rd.integer<std::int64_t>(e.value, "count", m, 0, 1'000'000'000)) c.count = m;
-      }
-    }
-  }
-  if (info->needs_of && c.of.empty()) rd.error(v, "check '" + c.name + "' needs `of` (a tree path)");
-  if (!info->needs_of && !c.of.empty()) rd.error(v, "check '" + c.name + "' takes no `of`");
-  if (info->needs_min && !c.min) rd.error(v, "check '" + c.name + "' needs `min`");
-  if (info->needs_max && !c.max && !c.count) rd.error(v, "check '" + c.name + "' needs `max` (at most) or `count` (exactly)");
-  if (!info->needs_min && c.min) rd.error(v, "check '" + c.name + "' takes no `min`");
-  if (!info->needs_max && (c.max || c.count)) rd.error(v, "check '" + c.name + "' takes no `max` or `count`");
+  // The first argument alone.
+  ArgValue v;
+  if (read_arg_value(rd, "argument of check '" + c.name + "'", value, v))
+    c.args.emplace_back(info != nullptr ? info->args.front().name : std::string("of"), std::move(v));
   return c;
 }
 
@@ -740,312 +706,120 @@ void read_reports(Reader& rd, const YAML::Node& n, ReportSet& r) {
   }
 }
 
-void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s) {
+
+void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_duration) {
+  for (const Entry& p : rd.entries(n, "phases", {"chaos", "quiet", "expect_escalation"})) {
+    if (p.key == "chaos") {
+      if (have_duration) rd.error(p.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
+      have_duration = rd.duration(p.value, "chaos", s.duration);
+    } else if (p.key == "quiet") {
+      Duration d;
+      if (rd.duration(p.value, "quiet", d)) s.quiet = d;
+    } else if (p.key == "expect_escalation") {
+      rd.boolean(p.value, "expect_escalation", s.expect_escalation);
+    }
+  }
+}
+
+NodeDecl read_node(Reader& rd, const YAML::Node& x) {
+  NodeDecl d;
+  d.mark = mark_of(x);
+  if (x.IsScalar()) {
+    d.name = x.Scalar();
+    return d;
+  }
+  for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew"})) {
+    if (k.key == "name") rd.scalar(k.value, "name", d.name);
+    else rd.duration(k.value, "clock_skew", d.clock_skew);
+  }
+  if (x.IsMap() && d.name.empty()) rd.error(x, "a node needs a name");
+  return d;
+}
+
+void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
+  for (const Entry& k : rd.entries(n, "network", {"default", "links"})) {
+    if (k.key == "default") {
+      read_link(rd, k.value, "the default link", s.default_link, nullptr, nullptr);
+    } else if (!k.value.IsSequence()) {
+      rd.error(k.value, "links must be a list, not " + kind_of(k.value));
+    } else {
+      for (const YAML::Node& l : k.value) {
+        LinkDecl d;
+        d.mark = mark_of(l);
+        d.params = s.default_link;
+        read_link(rd, l, "a link", d.params, &d.from, &d.to);
+        if (l.IsMap() && (d.from.empty() || d.to.empty())) rd.error(l, "a link needs `from` and `to`");
+        s.links.push_back(d);
+      }
+    }
+  }
+}
+
+/// Calls `each` for every item of the list `n` (`what` names the section in the message when
+/// it is not a list).
+template <class Each>
+void for_items(Reader& rd, const YAML::Node& n, const char* what, Each each) {
+  if (!n.IsSequence()) {
+    rd.error(n, std::string(what) + " must be a list, not " + kind_of(n));
+    return;
+  }
+  for (const YAML::Node& x : n) each(x);
+}
+
+/// What read_scenario has seen so far.
+struct Seen {
   bool named = false;
   bool have_duration = false;
   bool have_tree = false;
-  for (const Entry& e : rd.entries(doc, "the scenario",
-                                   {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
-                                    "network", "tree", "trees", "script", "faults", "checks", "reports"})) {
-    if (e.key == "scenario") named = rd.scalar(e.value, "scenario (its name)", s.name);
-    else if (e.key == "description") rd.scalar(e.value, "description", s.description);
-    else if (e.key == "seed") rd.integer<std::uint64_t>(e.value, "seed", s.seed, 0, UINT64_MAX);
-    else if (e.key == "tie_break") rd.choice(e.value, "tie_break", s.tie_break, [](const std::string& t, TieBreak& b) { return parse_tie_break(t, b); }, "fifo or random");
-    else if (e.key == "duration") {
-      if (have_duration) rd.error(e.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
-      have_duration = rd.duration(e.value, "duration", s.duration);
-    } else if (e.key == "phases") {
-      for (const Entry& p : rd.entries(e.value, "phases", {"chaos", "quiet", "expect_escalation"})) {
-        if (p.key == "chaos") {
-          if (have_duration) rd.error(p.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
-          have_duration = rd.duration(p.value, "chaos", s.duration);
-        } else if (p.key == "quiet") {
-          Duration d;
-          if (rd.duration(p.value, "quiet", d)) s.quiet = d;
-        } else if (p.key == "expect_escalation") {
-          rd.boolean(p.value, "expect_escalation", s.expect_escalation);
-        }
-      }
-    } else if (e.key == "nodes") {
-      if (!e.value.IsSequence()) {
-        rd.error(e.value, "nodes must be a list, not " + kind_of(e.value));
-        continue;
-      }
-      for (const YAML::Node& x : e.value) {
-        NodeDecl d;
-        d.mark = mark_of(x);
-        if (x.IsScalar()) d.name = x.Scalar();
-        else {
-          for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew"})) {
-            if (k.key == "name") rd.scalar(k.value, "name", d.name);
-            else rd.duration(k.value, "clock_skew", d.clock_skew);
-          }
-          if (x.IsMap() && d.name.empty()) rd.error(x, "a node needs a name");
-        }
-        s.nodes.push_back(d);
-      }
-    } else if (e.key == "network") {
-      for (const Entry& k : rd.entries(e.value, "network", {"default", "links"})) {
-        if (k.key == "default") read_link(rd, k.value, "the default link", s.default_link, nullptr, nullptr);
-        else if (!k.value.IsSequence()) rd.error(k.value, "links must be a list, not " + kind_of(k.value));
-        else {
-          for (const YAML::Node& l : k.value) {
-            LinkDecl d;
-            d.mark = mark_of(l);
-            d.params = s.default_link;
-            read_link(rd, l, "a link", d.params, &d.from, &d.to);
-            if (l.IsMap() && (d.from.empty() || d.to.empty())) rd.error(l, "a link needs `from` and `to`");
-            s.links.push_back(d);
-          }
-        }
-      }
-    } else if (e.key == "tree") {
-      if (have_tree) rd.error(e.key_node, "give `tree` (one root) or `trees` (a list), not both");
-      have_tree = true;
-      s.trees.push_back(read_child(rd, e.value, true));
-    } else if (e.key == "trees") {
-      if (have_tree) rd.error(e.key_node, "give `tree` (one root) or `trees` (a list), not both");
-      have_tree = true;
-      if (!e.value.IsSequence()) rd.error(e.value, "trees must be a list, not " + kind_of(e.value));
-      else
-        for (const YAML::Node& t : e.value) s.trees.push_back(read_child(rd, t, true));
-    } else if (e.key == "script") {
-      if (!e.value.IsSequence()) rd.error(e.value, "script must be a list of steps, not " + kind_of(e.value));
-      else
-        for (const YAML::Node& x : e.value) s.script.push_back(read_step(rd, x));
-    } else if (e.key == "faults") {
-      if (!e.value.IsSequence()) rd.error(e.value, "faults must be a list, not " + kind_of(e.value));
-      else
-        for (const YAML::Node& x : e.value) {
-          Mark m;
-          s.faults.push_back(read_fault(rd, x, m));
-          s.fault_marks.push_back(m);
-        }
-    } else if (e.key == "checks") {
-      if (!e.value.IsSequence()) rd.error(e.value, "checks must be a list, not " + kind_of(e.value));
-      else
-        for (const YAML::Node& x : e.value) s.checks.push_back(read_check(rd, x));
-    } else if (e.key == "reports") {
-      read_reports(rd, e.value, s.reports);
-    }
-  }
-  if (!doc.IsMap()) return;
-  if (!named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");
-  if (!have_tree) rd.error(doc, "the scenario needs a `tree` (or `trees`)");
-  if (have_duration && s.duration <= Duration::zero()) rd.error(doc, "the chaos phase (`duration`) must be more than 0");
+};
+
+void read_trees(Reader& rd, const Entry& e, Scenario& s, Seen& seen) {
+  if (seen.have_tree) rd.error(e.key_node, "give `tree` (one root) or `trees` (a list), not both");
+  seen.have_tree = true;
+  if (e.key == "tree") s.trees.push_back(read_child(rd, e.value, true));
+  else for_items(rd, e.value, "trees", [&](const YAML::Node& t) { s.trees.push_back(read_child(rd, t, true)); });
 }
 
-// ---- checks that need the whole scenario -----------------------------------------------------
+void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Registry& registry) {
+  if (e.key == "scenario") seen.named = rd.scalar(e.value, "scenario (its name)", s.name);
+  else if (e.key == "description") rd.scalar(e.value, "description", s.description);
+  else if (e.key == "seed") rd.integer<std::uint64_t>(e.value, "seed", s.seed, 0, UINT64_MAX);
+  else if (e.key == "tie_break")
+    rd.choice(e.value, "tie_break", s.tie_break, [](const std::string& t, TieBreak& b) { return parse_tie_break(t, b); }, "fifo or random");
+  else if (e.key == "duration") {
+    if (seen.have_duration) rd.error(e.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
+    seen.have_duration = rd.duration(e.value, "duration", s.duration);
+  } else if (e.key == "phases") read_phases(rd, e.value, s, seen.have_duration);
+  else if (e.key == "nodes") for_items(rd, e.value, "nodes", [&](const YAML::Node& x) { s.nodes.push_back(read_node(rd, x)); });
+  else if (e.key == "network") read_network(rd, e.value, s);
+  else if (e.key == "tree" || e.key == "trees") read_trees(rd, e, s, seen);
+  else if (e.key == "script") for_items(rd, e.value, "script", [&](const YAML::Node& x) { s.script.push_back(read_step(rd, x)); });
+  else if (e.key == "faults") {
+    for_items(rd, e.value, "faults", [&](const YAML::Node& x) {
+      Mark m;
+      s.faults.push_back(read_fault(rd, x, m));
+      s.fault_marks.push_back(m);
+    });
+  } else if (e.key == "checks") {
+    for_items(rd, e.value, "checks", [&](const YAML::Node& x) { s.checks.push_back(read_check(rd, x, registry)); });
+  } else if (e.key == "reports") read_reports(rd, e.value, s.reports);
+}
 
-struct PathInfo {
-  const TreeNode* node = nullptr;
-  bool dynamic_child = false;  ///< a child of a simple_one_for_one supervisor ("<id>.<n>")
-};
-
-class Validator {
- public:
-  explicit Validator(const Scenario& s) : s_(s) {}
-
-  std::vector<Diagnostic> run() {
-    std::set<std::string> nodes;
-    for (const NodeDecl& n : s_.nodes) {
-      if (n.name.empty()) continue;
-      if (!nodes.insert(n.name).second) error(n.mark, "node '" + n.name + "' is declared twice");
-    }
-    known_nodes_ = nodes;
-    if (known_nodes_.empty()) known_nodes_.insert(s_.default_node());
-    for (const LinkDecl& l : s_.links) {
-      node(l.from, l.mark);
-      node(l.to, l.mark);
-    }
-    std::set<std::string> roots;
-    for (const TreeNode& t : s_.trees) {
-      if (!roots.insert(t.spec.id).second) error(t.mark, "a tree named '" + t.spec.id + "' is declared twice");
-      if (t.kind == TreeNode::Kind::worker) error(t.mark, "a root is a supervisor or a lifecycle supervisor");
-      tree(t, "/" + t.spec.id);
-    }
-    for (const Step& st : s_.script) step(st);
-    for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
-    for (const CheckDecl& c : s_.checks) {
-      if (!c.of.empty()) path(c.of, c.mark, false);
-    }
-    return std::move(errors_);
-  }
-
- private:
-  void error(Mark m, std::string msg) { errors_.push_back({m, std::move(msg)}); }
-
-  void node(const std::string& name, Mark m) {
-    if (!known_nodes_.contains(name)) {
-      std::string names;
-      for (const std::string& n : known_nodes_) names += (names.empty() ? "" : ", ") + n;
-      error(m, "unknown node '" + name + "' (the nodes are: " + names + ")");
-    }
-  }
-
-  void behaviour(const BehaviourRef& b) {
-    if (b.name.empty()) return;  // reported where it was missing
-    make_behaviour(b, errors_);
-  }
-
-  void tree(const TreeNode& t, const std::string& path) {
-    paths_[path] = PathInfo{&t, false};
-    if (!t.spec.node.empty()) node(std::string(t.spec.node.text()), t.mark);
-    switch (t.kind) {
-      case TreeNode::Kind::worker:
-        behaviour(t.behaviour);
-        break;
-      case TreeNode::Kind::supervisor: {
-        const bool dynamic = t.flags.strategy == supervision::Strategy::simple_one_for_one;
-        if (dynamic && t.children.size() > 1)
-          error(t.mark, "a simple_one_for_one supervisor has one child, the template (OTP), or none "
-                        "(a DynamicSupervisor: start_child gives the whole child); it has " +
-                            std::to_string(t.children.size()));
-        if (!dynamic && t.flags.max_children)
-          error(t.mark, "max_children applies to simple_one_for_one supervisors only");
-        std::set<std::string> ids;
-        for (const TreeNode& c : t.children) {
-          if (!c.spec.id.empty() && !ids.insert(c.spec.id).second)
-            error(c.mark, "duplicate child id '" + c.spec.id + "' under " + path);
-          tree(c, path + "/" + c.spec.id);
-          if (dynamic) dynamic_parents_[path] = c.spec.id;
-        }
-        if (dynamic && t.children.empty()) dynamic_parents_[path] = "";
-        break;
-      }
-      case TreeNode::Kind::lifecycle: {
-        supervision::LifecycleSpec spec;
-        std::set<std::string> names;
-        for (const ServiceDecl& sv : t.services) {
-          if (!sv.name.empty() && !names.insert(sv.name).second) error(sv.mark, "duplicate service '" + sv.name + "'");
-          behaviour(sv.behaviour);
-          supervision::ServiceSpec ss;
-          ss.name = sv.name;
-          ss.depends_on = sv.depends_on;
-          ss.start.body = [](Context&) {};  // the plan only looks at names and dependencies
-          spec.services.push_back(std::move(ss));
-          paths_[path + "/" + sv.name] = PathInfo{&t, false};
-        }
-        for (const ServiceDecl& sv : t.services) {
-          for (const std::string& d : sv.depends_on) {
-            if (!names.contains(d)) error(sv.mark, "service '" + sv.name + "' depends on '" + d + "', which is not a service here");
-          }
-        }
-        const supervision::LifecyclePlan plan = supervision::plan_lifecycle(spec);
-        if (!plan.ok() && plan.message.rfind("dependency cycle", 0) == 0) {
-          // Report it at the first service on the cycle.
-          Mark at = t.mark;
-          for (const ServiceDecl& sv : t.services) {
-            if (plan.message.find(" " + sv.name + " ") != std::string::npos ||
-                plan.message.find(": " + sv.name + " ") != std::string::npos) {
-              at = sv.mark;
-              break;
-            }
-          }
-          error(at, plan.message);
-        }
-        break;
-      }
-    }
-  }
-
-  /// `p` must name something in a tree: a declared child, a service, or a dynamic child.
-  const PathInfo* path(const std::string& p, Mark m, bool want_supervisor) {
-    if (const auto it = paths_.find(p); it != paths_.end()) {
-      if (want_supervisor && it->second.node->kind == TreeNode::Kind::worker) {
-        error(m, "'" + p + "' is a worker, not a supervisor");
-        return nullptr;
-      }
-      return &it->second;
-    }
-    // A dynamic child: <dynamic supervisor>/<template id>.<n>
-    const auto slash = p.rfind('/');
-    if (slash != std::string::npos && slash > 0) {
-      const auto d = dynamic_parents_.find(p.substr(0, slash));
-      if (d != dynamic_parents_.end()) {
-        const std::string leaf = p.substr(slash + 1);
-        // <template id>.<n>, or (no template) <any id>.<n>
-        const auto dot = leaf.rfind('.');
-        const bool numbered = dot != std::string::npos && dot + 1 < leaf.size() &&
-                              leaf.find_first_not_of("0123456789", dot + 1) == std::string::npos;
-        if (numbered && (d->second.empty() || leaf.substr(0, dot) == d->second)) return nullptr;
-      }
-    }
-    std::vector<std::string> known;
-    for (const auto& entry : paths_) known.push_back(entry.first);
-    const std::string near = closest_name(p, known);
-    const std::string hint = near.empty() ? std::string() : " (did you mean '" + near + "'?)";
-    error(m, "'" + p + "' names nothing in the tree" + hint);
-    return nullptr;
-  }
-
-  void step(const Step& st) {
-    const bool management = st.op == Step::Op::start_child || st.op == Step::Op::terminate_child ||
-                            st.op == Step::Op::restart_child || st.op == Step::Op::delete_child ||
-                            st.op == Step::Op::which_children;
-    if (st.target.empty()) return;  // reported by the reader
-    const PathInfo* info = path(st.target, st.mark, management);
-    if (info == nullptr || !management) return;
-    const bool dynamic = info->node->kind == TreeNode::Kind::supervisor &&
-                         info->node->flags.strategy == supervision::Strategy::simple_one_for_one;
-    if (info->node->kind == TreeNode::Kind::lifecycle) {
-      error(st.mark, "'" + st.target + "' is a lifecycle supervisor: it has services, not child specs");
-      return;
-    }
-    if (st.op == Step::Op::start_child) {
-      const bool templated = dynamic && !info->node->children.empty();
-      if (templated && st.child)
-        error(st.mark, "start_child on a simple_one_for_one supervisor with a template takes `arg`, not `child`");
-      if (!templated && !st.child) error(st.mark, "start_child needs the `child` to start");
-      if (!templated && !st.arg.empty()) error(st.mark, "`arg` is for simple_one_for_one supervisors with a template; give a `child`");
-      if (st.child) {
-        const std::string p = st.target + "/" + st.child->spec.id;
-        Validator sub(s_);
-        sub.known_nodes_ = known_nodes_;
-        sub.tree(*st.child, p);
-        for (Diagnostic& d : sub.errors_) errors_.push_back(std::move(d));
-      }
-    }
-  }
-
-  void fault(const faults::Fault& f, Mark m) {
-    switch (f.target.by) {
-      case faults::Target::By::path:
-        path(f.target.text, m, false);
-        break;
-      case faults::Target::By::node:
-        node(f.target.text, m);
-        break;
-      default:
-        break;
-    }
-    for (Atom a : f.side_a) node(std::string(a.text()), m);
-    for (Atom b : f.side_b) node(std::string(b.text()), m);
-  }
-
-  const Scenario& s_;
-  std::set<std::string> known_nodes_;
-  std::map<std::string, PathInfo> paths_;
-  std::map<std::string, std::string> dynamic_parents_;  // path -> template id
-  std::vector<Diagnostic> errors_;
-};
+void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registry& registry) {
+  Seen seen;
+  for (const Entry& e : rd.entries(doc, "the scenario",
+                                   {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
+                                    "network", "tree", "trees", "script", "faults", "checks", "reports"}))
+    read_section(rd, e, s, seen, registry);
+  if (!doc.IsMap()) return;
+  if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");
+  if (!seen.have_tree) rd.error(doc, "the scenario needs a `tree` (or `trees`)");
+  if (seen.have_duration && s.duration <= Duration::zero()) rd.error(doc, "the chaos phase (`duration`) must be more than 0");
+}
 
 }  // namespace
 
-/// The `model` check judges only what the reference model covers: what lies outside, once the
-/// file is otherwise right (a half-read step or tree would be reported twice over).
-void model_scope(const Scenario& s, std::vector<Diagnostic>& errors) {
-  if (!errors.empty() || std::none_of(s.checks.begin(), s.checks.end(), [](const CheckDecl& c) { return c.name == "model"; })) return;
-  to_model_case(s, errors);
-}
-
-std::vector<Diagnostic> validate(const Scenario& s) {
-  std::vector<Diagnostic> errors = Validator(s).run();
-  model_scope(s, errors);
-  return errors;
-}
-
-ParseResult parse_scenario(std::string_view text, const std::string& file) {
+ParseResult parse_scenario(std::string_view text, const std::string& file, const Registry& registry) {
   ParseResult out;
   out.scenario.file = file;
   YAML::Node doc;
@@ -1060,12 +834,11 @@ ParseResult parse_scenario(std::string_view text, const std::string& file) {
     return out;
   }
   Reader rd;
-  read_scenario(rd, doc, out.scenario);
+  read_scenario(rd, doc, out.scenario, registry);
   out.errors = std::move(rd.errors);
   // The whole-scenario checks can trust only what was read without mistakes; run them when the
   // reading went well, or when the mistakes were elsewhere (they are still worth reporting).
-  for (Diagnostic& d : Validator(out.scenario).run()) out.errors.push_back(std::move(d));
-  model_scope(out.scenario, out.errors);
+  validate_into(out.scenario, registry, out.errors);
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::pair(a.mark.line, a.mark.col) < std::pair(b.mark.line, b.mark.col);
   });
@@ -1078,7 +851,7 @@ ParseResult parse_scenario(std::string_view text, const std::string& file) {
   return out;
 }
 
-ParseResult load_scenario(const std::filesystem::path& path) {
+ParseResult load_scenario(const std::filesystem::path& path, const Registry& registry) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     ParseResult r;
@@ -1088,278 +861,11 @@ ParseResult load_scenario(const std::filesystem::path& path) {
   }
   std::stringstream buf;
   buf << in.rdbuf();
-  return parse_scenario(buf.str(), path.string());
+  return parse_scenario(buf.str(), path.string(), registry);
 }
 
 std::string format_diagnostic(const std::string& file, const Diagnostic& d) {
   return file + ":" + std::to_string(d.mark.line) + ":" + std::to_string(d.mark.col) + ": " + d.message;
-}
-
-// ---- writing ----------------------------------------------------------------------------------
-
-namespace {
-
-std::string format_at(Time t) { return format_duration(t - Time{}); }
-
-std::string format_shutdown(const Shutdown& s) {
-  switch (s.kind) {
-    case Shutdown::Kind::brutal_kill: return "brutal_kill";
-    case Shutdown::Kind::infinity: return "infinity";
-    case Shutdown::Kind::timeout: break;
-  }
-  return format_duration(s.timeout);
-}
-
-void write_args(YAML::Emitter& y, const BehaviourRef& b) {
-  if (b.args.empty()) return;
-  y << YAML::Key << "args" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  for (const auto& [k, v] : b.args) {
-    y << YAML::Key << k << YAML::Value;
-    if (v.is_list) {
-      y << YAML::Flow << YAML::BeginSeq;
-      for (const std::string& x : v.list) y << x;
-      y << YAML::EndSeq;
-    } else {
-      y << v.scalar;
-    }
-  }
-  y << YAML::EndMap;
-}
-
-/// A link's parameters where they differ from `base` (what the reader starts from: a link
-/// starts from the default link, and `latency` alone means a fixed latency).
-void write_link(YAML::Emitter& y, const LinkParams& p, const LinkParams& base) {
-  y << YAML::Key << "latency" << YAML::Value << format_duration(p.latency_mean);
-  if (p.latency_min != p.latency_mean) y << YAML::Key << "latency_min" << YAML::Value << format_duration(p.latency_min);
-  if (p.loss != base.loss) y << YAML::Key << "loss" << YAML::Value << format_ratio(p.loss);
-  if (p.duplicate != base.duplicate) y << YAML::Key << "duplicate" << YAML::Value << format_ratio(p.duplicate);
-  if (p.reorder != base.reorder) y << YAML::Key << "reorder" << YAML::Value << format_ratio(p.reorder);
-  if (p.clog != base.clog) y << YAML::Key << "clog" << YAML::Value << format_duration(p.clog);
-}
-
-void write_flags(YAML::Emitter& y, const supervision::SupFlags& f) {
-  y << YAML::Flow << YAML::BeginMap;
-  y << YAML::Key << "strategy" << YAML::Value << std::string(supervision::to_string(f.strategy));
-  y << YAML::Key << "intensity" << YAML::Value << f.intensity;
-  y << YAML::Key << "period" << YAML::Value << format_duration(f.period);
-  if (f.auto_shutdown != supervision::AutoShutdown::never)
-    y << YAML::Key << "auto_shutdown" << YAML::Value << std::string(supervision::to_string(f.auto_shutdown));
-  if (f.window != supervision::IntensityWindow::otp_seconds) y << YAML::Key << "window" << YAML::Value << "precise";
-  if (f.max_children) y << YAML::Key << "max_children" << YAML::Value << *f.max_children;
-  y << YAML::EndMap;
-}
-
-void write_service(YAML::Emitter& y, const ServiceDecl& s) {
-  const ServiceDecl d;
-  y << YAML::BeginMap;
-  y << YAML::Key << "name" << YAML::Value << s.name;
-  y << YAML::Key << "behaviour" << YAML::Value << s.behaviour.name;
-  write_args(y, s.behaviour);
-  if (s.auto_start) y << YAML::Key << "auto_start" << YAML::Value << "true";
-  if (s.start_timeout != d.start_timeout) y << YAML::Key << "start_timeout" << YAML::Value << format_duration(s.start_timeout);
-  if (s.stop_timeout != d.stop_timeout) y << YAML::Key << "stop_timeout" << YAML::Value << format_duration(s.stop_timeout);
-  if (s.stable_threshold != d.stable_threshold)
-    y << YAML::Key << "stable_threshold" << YAML::Value << format_duration(s.stable_threshold);
-  if (!s.depends_on.empty()) {
-    y << YAML::Key << "depends_on" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const std::string& x : s.depends_on) y << x;
-    y << YAML::EndSeq;
-  }
-  if (s.restart != d.restart) {
-    y << YAML::Key << "restart" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "initial_delay" << YAML::Value << format_duration(s.restart.initial_delay);
-    y << YAML::Key << "max_delay" << YAML::Value << format_duration(s.restart.max_delay);
-    y << YAML::Key << "factor" << YAML::Value << format_factor(s.restart.factor);
-    y << YAML::Key << "jitter" << YAML::Value << format_ratio(s.restart.jitter);
-    y << YAML::Key << "max_attempts" << YAML::Value << s.restart.max_attempts;
-    y << YAML::EndMap;
-  }
-  if (!s.terminal_clean_exits || !s.terminal_reasons.empty()) {
-    y << YAML::Key << "terminal" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "clean_exits" << YAML::Value << (s.terminal_clean_exits ? "true" : "false");
-    y << YAML::Key << "reasons" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const Reason& r : s.terminal_reasons) y << to_string(r);
-    y << YAML::EndSeq << YAML::EndMap;
-  }
-  y << YAML::EndMap;
-}
-
-void write_child(YAML::Emitter& y, const TreeNode& t, bool root) {
-  y << YAML::BeginMap;
-  y << YAML::Key << "id" << YAML::Value << t.spec.id;
-  if (!t.spec.node.empty()) y << YAML::Key << "node" << YAML::Value << std::string(t.spec.node.text());
-  const ChildType natural = t.kind == TreeNode::Kind::worker ? ChildType::worker : ChildType::supervisor;
-  if (!root) {
-    if (t.spec.restart != supervision::RestartType::permanent)
-      y << YAML::Key << "restart" << YAML::Value << std::string(supervision::to_string(t.spec.restart));
-    if (t.spec.type != natural) y << YAML::Key << "type" << YAML::Value << std::string(supervision::to_string(t.spec.type));
-    if (t.spec.shutdown != supervision::default_shutdown(t.spec.type))
-      y << YAML::Key << "shutdown" << YAML::Value << format_shutdown(t.spec.shutdown);
-    if (t.spec.significant) y << YAML::Key << "significant" << YAML::Value << "true";
-  }
-  switch (t.kind) {
-    case TreeNode::Kind::worker:
-      y << YAML::Key << "behaviour" << YAML::Value << t.behaviour.name;
-      write_args(y, t.behaviour);
-      break;
-    case TreeNode::Kind::supervisor:
-      y << YAML::Key << "supervisor" << YAML::Value;
-      write_flags(y, t.flags);
-      y << YAML::Key << "children" << YAML::Value << YAML::BeginSeq;
-      for (const TreeNode& c : t.children) write_child(y, c, false);
-      y << YAML::EndSeq;
-      break;
-    case TreeNode::Kind::lifecycle:
-      y << YAML::Key << "lifecycle" << YAML::Value << YAML::BeginMap << YAML::Key << "services" << YAML::Value
-        << YAML::BeginSeq;
-      for (const ServiceDecl& s : t.services) write_service(y, s);
-      y << YAML::EndSeq << YAML::EndMap;
-      break;
-  }
-  y << YAML::EndMap;
-}
-
-void write_sides(YAML::Emitter& y, const std::vector<Atom>& side) {
-  y << YAML::Flow << YAML::BeginSeq;
-  for (Atom a : side) y << std::string(a.text());
-  y << YAML::EndSeq;
-}
-
-void write_fault(YAML::Emitter& y, const faults::Fault& f) {
-  using faults::Kind;
-  y << YAML::Flow << YAML::BeginMap;
-  if (!f.name.empty()) y << YAML::Key << "name" << YAML::Value << f.name;
-  if (f.at) y << YAML::Key << "at" << YAML::Value << format_at(*f.at);
-  if (f.every) y << YAML::Key << "every" << YAML::Value << format_duration(*f.every);
-  if (f.until) y << YAML::Key << "until" << YAML::Value << format_at(*f.until);
-  if (f.mtbf) y << YAML::Key << "mtbf" << YAML::Value << format_duration(*f.mtbf);
-  y << YAML::Key << std::string(faults::to_string(f.kind)) << YAML::Value;
-  if (process_kind(f.kind) || node_kind(f.kind)) y << f.target.text;
-  else if (network_kind(f.kind)) write_sides(y, f.side_a);
-  else y << "all";
-  const faults::Fault d;
-  if ((f.kind == Kind::crash || f.kind == Kind::exit) && f.reason != d.reason)
-    y << YAML::Key << "reason" << YAML::Value << to_string(f.reason);
-  if (network_kind(f.kind) && !f.side_b.empty()) {
-    y << YAML::Key << "to" << YAML::Value;
-    write_sides(y, f.side_b);
-  }
-  if (f.kind == Kind::partition && f.one_way) y << YAML::Key << "one_way" << YAML::Value << "true";
-  if ((network_kind(f.kind) || f.kind == Kind::pause) && f.duration != Duration::zero())
-    y << YAML::Key << "duration" << YAML::Value << format_duration(f.duration);
-  if ((f.kind == Kind::clog || f.kind == Kind::slow_start) && f.delay != Duration::zero())
-    y << YAML::Key << "delay" << YAML::Value << format_duration(f.delay);
-  if ((f.kind == Kind::loss || f.kind == Kind::duplicate || f.kind == Kind::reorder) && f.ratio != Ratio::never())
-    y << YAML::Key << "ratio" << YAML::Value << format_ratio(f.ratio);
-  if (f.kind == Kind::node_crash && f.restart_after)
-    y << YAML::Key << "restart_after" << YAML::Value << format_duration(*f.restart_after);
-  y << YAML::EndMap;
-}
-
-void write_step(YAML::Emitter& y, const Step& s) {
-  y << YAML::BeginMap;
-  y << YAML::Key << "at" << YAML::Value << format_at(s.at);
-  y << YAML::Key << std::string(to_string(s.op)) << YAML::Value << s.target;
-  const Reason natural = s.op == Step::Op::stop ? Reason::normal() : s.op == Step::Op::exit ? Reason::shutdown() : Step{}.reason;
-  if ((s.op == Step::Op::crash || s.op == Step::Op::exit || s.op == Step::Op::stop) && s.reason != natural)
-    y << YAML::Key << "reason" << YAML::Value << to_string(s.reason);
-  if (!s.id.empty()) y << YAML::Key << "id" << YAML::Value << s.id;
-  if (!s.arg.empty()) y << YAML::Key << "arg" << YAML::Value << s.arg;
-  if (s.child) {
-    y << YAML::Key << "child" << YAML::Value;
-    write_child(y, *s.child, false);
-  }
-  y << YAML::EndMap;
-}
-
-void write_check(YAML::Emitter& y, const CheckDecl& c) {
-  if (c.of.empty() && !c.min && !c.max && !c.count) {
-    y << c.name;
-    return;
-  }
-  y << YAML::Flow << YAML::BeginMap << YAML::Key << c.name << YAML::Value << YAML::Flow << YAML::BeginMap;
-  if (!c.of.empty()) y << YAML::Key << "of" << YAML::Value << c.of;
-  if (c.min) y << YAML::Key << "min" << YAML::Value << format_ratio(*c.min);
-  if (c.max) y << YAML::Key << "max" << YAML::Value << *c.max;
-  if (c.count) y << YAML::Key << "count" << YAML::Value << *c.count;
-  y << YAML::EndMap << YAML::EndMap;
-}
-
-}  // namespace
-
-std::string to_yaml(const Scenario& s) {
-  YAML::Emitter y;
-  y.SetIndent(2);
-  y << YAML::BeginMap;
-  y << YAML::Key << "scenario" << YAML::Value << s.name;
-  if (!s.description.empty()) y << YAML::Key << "description" << YAML::Value << s.description;
-  y << YAML::Key << "seed" << YAML::Value << s.seed;
-  if (s.tie_break != TieBreak::fifo) y << YAML::Key << "tie_break" << YAML::Value << std::string(to_string(s.tie_break));
-  y << YAML::Key << "phases" << YAML::Value << YAML::Flow << YAML::BeginMap;
-  y << YAML::Key << "chaos" << YAML::Value << format_duration(s.duration);
-  if (s.quiet) y << YAML::Key << "quiet" << YAML::Value << format_duration(*s.quiet);
-  if (s.expect_escalation) y << YAML::Key << "expect_escalation" << YAML::Value << "true";
-  y << YAML::EndMap;
-  if (!s.nodes.empty()) {
-    y << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
-    for (const NodeDecl& n : s.nodes) {
-      if (n.clock_skew == Duration::zero()) y << n.name;
-      else
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "clock_skew"
-          << YAML::Value << format_duration(n.clock_skew) << YAML::EndMap;
-    }
-    y << YAML::EndSeq;
-  }
-  if (s.default_link != LinkParams{} || !s.links.empty()) {
-    y << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
-    y << YAML::Key << "default" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    write_link(y, s.default_link, LinkParams{});
-    y << YAML::EndMap;
-    if (!s.links.empty()) {
-      y << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
-      for (const LinkDecl& l : s.links) {
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value << l.from << YAML::Key << "to"
-          << YAML::Value << l.to;
-        write_link(y, l.params, s.default_link);
-        y << YAML::EndMap;
-      }
-      y << YAML::EndSeq;
-    }
-    y << YAML::EndMap;
-  }
-  y << YAML::Key << "trees" << YAML::Value << YAML::BeginSeq;
-  for (const TreeNode& t : s.trees) write_child(y, t, true);
-  y << YAML::EndSeq;
-  if (!s.script.empty()) {
-    y << YAML::Key << "script" << YAML::Value << YAML::BeginSeq;
-    for (const Step& st : s.script) write_step(y, st);
-    y << YAML::EndSeq;
-  }
-  if (!s.faults.empty()) {
-    y << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
-    for (const faults::Fault& f : s.faults) write_fault(y, f);
-    y << YAML::EndSeq;
-  }
-  if (!s.checks.empty()) {
-    y << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
-    for (const CheckDecl& c : s.checks) write_check(y, c);
-    y << YAML::EndSeq;
-  }
-  if (s.reports != ReportSet{}) {
-    y << YAML::Key << "reports" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    const std::pair<bool, const char*> all[] = {{s.reports.trace, "trace"},       {s.reports.tree, "tree"},
-                                                {s.reports.timeline, "timeline"}, {s.reports.perfetto, "perfetto"},
-                                                {s.reports.junit, "junit"},       {s.reports.summary, "summary"},
-                                                {s.reports.html, "html"}};
-    bool any = false;
-    for (const auto& [on, name] : all) {
-      if (on) y << name, any = true;
-    }
-    if (!any) y << "none";
-    y << YAML::EndSeq;
-  }
-  y << YAML::EndMap;
-  return std::string(y.c_str()) + "\n";
 }
 
 }  // namespace lic::scenarios

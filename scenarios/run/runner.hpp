@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "scenarios/checks/table.hpp"
-#include "scenarios/faults/injector.hpp"
+#include "scenarios/faults/phases.hpp"
+#include "scenarios/registry.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/lifecycle.hpp"
@@ -27,6 +28,8 @@ struct RunOptions {
   std::optional<Time> until{};
   TraceMode trace = TraceMode::keep;
   std::vector<TraceSink*> sinks{};  ///< streamed every event (e.g. a JSON-lines writer)
+  /// Where the file's behaviour and check names are looked up; null: Registry::builtin().
+  const Registry* registry = nullptr;
 };
 
 /// One supervisor's final state, for `final` in the JSON summary.

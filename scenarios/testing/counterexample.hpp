@@ -10,7 +10,7 @@
 #include <string>
 
 #include "reports/atomic_file.hpp"
-#include "scenarios/file/read.hpp"
+#include "scenarios/file/write.hpp"
 #include "sim/rc_prop.hpp"
 
 namespace lic::test {

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "scenarios/behaviours/table.hpp"
+#include "scenarios/registry.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/supervisor.hpp"
 
@@ -40,7 +40,7 @@ inline BehaviourRef ref(std::string name, std::vector<std::pair<std::string, Arg
 /// The factory of a reference that must be right.
 inline BehaviourFactory make(const BehaviourRef& r) {
   std::vector<Diagnostic> errors;
-  BehaviourFactory f = make_behaviour(r, errors);
+  BehaviourFactory f = Registry::builtin().make_behaviour(r, errors);
   for (const Diagnostic& d : errors) UNSCOPED_INFO(d.message);
   REQUIRE(errors.empty());
   REQUIRE(f);

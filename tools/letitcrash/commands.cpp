@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/trace_format.hpp"
-#include "scenarios/behaviours/table.hpp"
-#include "scenarios/checks/table.hpp"
+#include "scenarios/file/write.hpp"
+#include "scenarios/registry.hpp"
 
 #ifndef LETITCRASH_VERSION
 #define LETITCRASH_VERSION "0.0.0"
@@ -189,14 +189,14 @@ int run_command(const RunArgs& a) {
 int validate_command(const std::vector<std::string>& files, bool list) {
   if (list) {
     fmt::print("behaviours:\n");
-    for (const scenarios::BehaviourInfo& b : scenarios::catalogue()) {
+    for (const scenarios::BehaviourInfo& b : scenarios::Registry::builtin().behaviours()) {
       fmt::print("  {:<22} {}\n", b.name, b.help);
       for (const scenarios::ArgInfo& a : b.args)
         fmt::print("      {:<18} {:<13} {}{}\n", a.name, a.type, a.help,
                    a.fallback.empty() ? std::string(" (required)") : " (default " + a.fallback + ")");
     }
     fmt::print("checks:\n");
-    for (const scenarios::CheckInfo& c : scenarios::check_catalogue()) fmt::print("  {:<22} {}\n", c.name, c.help);
+    for (const scenarios::CheckInfo& c : scenarios::Registry::builtin().checks()) fmt::print("  {:<22} {}\n", c.name, c.help);
   }
   int rc = 0;
   for (const std::string& f : files) {

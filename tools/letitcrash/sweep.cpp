@@ -21,6 +21,7 @@
 #include "reports/atomic_file.hpp"
 #include "scenarios/run/runner.hpp"
 #include "scenarios/file/read.hpp"
+#include "scenarios/file/write.hpp"
 #include "sim/rng.hpp"
 #include "tools/letitcrash/commands.hpp"
 

@@ -1,0 +1,77 @@
+#include "scenarios/faults/table.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace lic::faults {
+
+namespace {
+
+constexpr std::array<std::string_view, 7> kOptionNames{"reason", "to", "one_way", "duration", "delay", "ratio",
+                                                       "restart_after"};
+
+std::vector<KindInfo> make_kinds() {
+  using O = Option;
+  const std::vector<O> window{O::to, O::duration, O::ratio};
+  return {
+      {Kind::crash, "crash", Aim::process, {O::reason}, {}, "the process raises: it ends with `reason` (default {error,injected_crash})"},
+      {Kind::kill, "kill", Aim::process, {}, {}, "exit(Pid, kill): untrappable, the process ends killed"},
+      {Kind::exit, "exit", Aim::process, {O::reason}, {}, "an exit signal with `reason` (trappable unless kill)"},
+      {Kind::node_crash, "node_crash", Aim::node, {O::restart_after}, {},
+       "every process on the node dies (killed); with restart_after the node comes back and boots its trees"},
+      {Kind::node_restart, "node_restart", Aim::node, {}, {}, "a crashed node comes back and boots its trees"},
+      {Kind::partition, "partition", Aim::sides, {O::to, O::one_way, O::duration}, {},
+       "blocks the paths between the side and `to` (every other node when absent), both ways unless one_way, "
+       "for `duration` (until healed when absent)"},
+      {Kind::heal, "heal", Aim::all, {}, {}, "unblocks every path"},
+      {Kind::clog, "clog", Aim::sides, {O::to, O::duration, O::delay}, {O::delay}, "adds `delay` to every message on those paths"},
+      {Kind::loss, "loss", Aim::sides, window, {O::ratio}, "a window of message loss at `ratio`"},
+      {Kind::duplicate, "duplicate", Aim::sides, window, {O::ratio}, "a window of duplication at `ratio`"},
+      {Kind::reorder, "reorder", Aim::sides, window, {O::ratio}, "a window of reordering at `ratio`"},
+      {Kind::pause, "pause", Aim::node, {O::duration}, {O::duration}, "the node runs nothing for `duration` (a GC pause)"},
+      {Kind::slow_start, "slow_start", Aim::process, {O::delay}, {O::delay}, "the target's next start takes `delay` longer"},
+  };
+}
+
+}  // namespace
+
+const std::vector<KindInfo>& kinds() {
+  static const std::vector<KindInfo> all = make_kinds();
+  return all;
+}
+
+const KindInfo& info(Kind k) { return kinds()[static_cast<std::size_t>(k)]; }
+
+const KindInfo* find_kind(std::string_view name) {
+  for (const KindInfo& k : kinds()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::string_view to_string(Kind k) { return info(k).name; }
+
+bool parse_kind(std::string_view text, Kind& out) {
+  const KindInfo* k = find_kind(text);
+  if (k != nullptr) out = k->kind;
+  return k != nullptr;
+}
+
+std::string_view to_string(Option o) { return kOptionNames[static_cast<std::size_t>(o)]; }
+
+bool parse_option(std::string_view text, Option& out) {
+  for (std::size_t i = 0; i < kOptionNames.size(); ++i) {
+    if (kOptionNames[i] == text) {
+      out = static_cast<Option>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool takes(Kind k, Option o) {
+  const std::vector<Option>& t = info(k).takes;
+  return std::find(t.begin(), t.end(), o) != t.end();
+}
+
+}  // namespace lic::faults

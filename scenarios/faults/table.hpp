@@ -1,0 +1,45 @@
+#pragma once
+// Every fault kind once (DESIGN.md §4, docs/faults.md): its name, what it is aimed at, and which
+// options it takes and needs. The scenario reader, the validator and the writer all read this
+// table, so a new kind is one row here plus what the injector does for it.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/faults/fault.hpp"
+
+namespace lic::faults {
+
+/// What a kind's own key names in a file.
+enum class Aim : std::uint8_t {
+  process,  ///< a tree path (`/root/db`) or a registered name: `crash: /root/db`
+  node,     ///< a node: `node_crash: b`
+  sides,    ///< the nodes on one side of the cut (`to:` the other side): `partition: [a]`
+  all,      ///< everything: `heal: all`
+};
+
+/// The options a fault may have besides its kind, `name` and its timing (at, every, until, mtbf).
+enum class Option : std::uint8_t { reason, to, one_way, duration, delay, ratio, restart_after };
+
+struct KindInfo {
+  Kind kind;
+  std::string_view name;
+  Aim aim;
+  std::vector<Option> takes;  ///< the options it may have
+  std::vector<Option> needs;  ///< those it must have
+  std::string_view help;
+};
+
+/// Every kind, in the order of the Kind enum.
+const std::vector<KindInfo>& kinds();
+const KindInfo& info(Kind k);
+/// The kind called `name`, or null.
+const KindInfo* find_kind(std::string_view name);
+
+std::string_view to_string(Option o);
+/// The inverse of to_string; false for an unknown name.
+bool parse_option(std::string_view text, Option& out);
+bool takes(Kind k, Option o);
+
+}  // namespace lic::faults

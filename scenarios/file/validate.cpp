@@ -1,0 +1,243 @@
+#include "scenarios/file/validate.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "scenarios/checks/model.hpp"
+#include "supervision/lifecycle.hpp"
+
+namespace lic::scenarios {
+
+namespace {
+
+struct PathInfo {
+  const TreeNode* node = nullptr;
+  bool dynamic_child = false;  ///< a child of a simple_one_for_one supervisor ("<id>.<n>")
+};
+
+class Validator {
+ public:
+  Validator(const Scenario& s, const Registry& registry) : s_(s), registry_(registry) {}
+
+  std::vector<Diagnostic> run() {
+    std::set<std::string> nodes;
+    for (const NodeDecl& n : s_.nodes) {
+      if (n.name.empty()) continue;
+      if (!nodes.insert(n.name).second) error(n.mark, "node '" + n.name + "' is declared twice");
+    }
+    known_nodes_ = nodes;
+    if (known_nodes_.empty()) known_nodes_.insert(s_.default_node());
+    for (const LinkDecl& l : s_.links) {
+      node(l.from, l.mark);
+      node(l.to, l.mark);
+    }
+    std::set<std::string> roots;
+    for (const TreeNode& t : s_.trees) {
+      if (!roots.insert(t.spec.id).second) error(t.mark, "a tree named '" + t.spec.id + "' is declared twice");
+      if (t.kind == TreeNode::Kind::worker) error(t.mark, "a root is a supervisor or a lifecycle supervisor");
+      tree(t, "/" + t.spec.id);
+    }
+    for (const Step& st : s_.script) step(st);
+    for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
+    for (const CheckDecl& c : s_.checks) check(c);
+    return std::move(errors_);
+  }
+
+ private:
+  void error(Mark m, std::string msg) { errors_.push_back({m, std::move(msg)}); }
+
+  void node(const std::string& name, Mark m) {
+    if (!known_nodes_.contains(name)) {
+      std::string names;
+      for (const std::string& n : known_nodes_) names += (names.empty() ? "" : ", ") + n;
+      error(m, "unknown node '" + name + "' (the nodes are: " + names + ")");
+    }
+  }
+
+  void behaviour(const BehaviourRef& b) {
+    if (b.name.empty()) return;  // reported where it was missing
+    registry_.make_behaviour(b, errors_);
+    if (const BehaviourInfo* info = registry_.behaviour(b.name)) path_args(info->args, b.args);
+  }
+
+  void check(const CheckDecl& c) {
+    if (c.name.empty()) return;  // reported where it was missing
+    registry_.make_check(c, errors_);
+    if (const CheckInfo* info = registry_.check(c.name)) path_args(info->args, c.args);
+  }
+
+  /// Arguments of type `path` must name something in the tree.
+  void path_args(const std::vector<ArgInfo>& schema, const std::vector<std::pair<std::string, ArgValue>>& given) {
+    for (const ArgInfo& a : schema) {
+      if (a.type != "path") continue;
+      for (const auto& [k, v] : given) {
+        if (k == a.name && !v.is_list && !v.scalar.empty()) path(v.scalar, v.mark, false);
+      }
+    }
+  }
+
+  void tree(const TreeNode& t, const std::string& path) {
+    paths_[path] = PathInfo{&t, false};
+    if (!t.spec.node.empty()) node(std::string(t.spec.node.text()), t.mark);
+    switch (t.kind) {
+      case TreeNode::Kind::worker:
+        behaviour(t.behaviour);
+        break;
+      case TreeNode::Kind::supervisor: {
+        const bool dynamic = t.flags.strategy == supervision::Strategy::simple_one_for_one;
+        if (dynamic && t.children.size() > 1)
+          error(t.mark, "a simple_one_for_one supervisor has one child, the template (OTP), or none "
+                        "(a DynamicSupervisor: start_child gives the whole child); it has " +
+                            std::to_string(t.children.size()));
+        if (!dynamic && t.flags.max_children)
+          error(t.mark, "max_children applies to simple_one_for_one supervisors only");
+        std::set<std::string> ids;
+        for (const TreeNode& c : t.children) {
+          if (!c.spec.id.empty() && !ids.insert(c.spec.id).second)
+            error(c.mark, "duplicate child id '" + c.spec.id + "' under " + path);
+          tree(c, path + "/" + c.spec.id);
+          if (dynamic) dynamic_parents_[path] = c.spec.id;
+        }
+        if (dynamic && t.children.empty()) dynamic_parents_[path] = "";
+        break;
+      }
+      case TreeNode::Kind::lifecycle: {
+        supervision::LifecycleSpec spec;
+        std::set<std::string> names;
+        for (const ServiceDecl& sv : t.services) {
+          if (!sv.name.empty() && !names.insert(sv.name).second) error(sv.mark, "duplicate service '" + sv.name + "'");
+          behaviour(sv.behaviour);
+          supervision::ServiceSpec ss;
+          ss.name = sv.name;
+          ss.depends_on = sv.depends_on;
+          ss.start.body = [](Context&) {};  // the plan only looks at names and dependencies
+          spec.services.push_back(std::move(ss));
+          paths_[path + "/" + sv.name] = PathInfo{&t, false};
+        }
+        for (const ServiceDecl& sv : t.services) {
+          for (const std::string& d : sv.depends_on) {
+            if (!names.contains(d)) error(sv.mark, "service '" + sv.name + "' depends on '" + d + "', which is not a service here");
+          }
+        }
+        const supervision::LifecyclePlan plan = supervision::plan_lifecycle(spec);
+        if (!plan.ok() && plan.message.rfind("dependency cycle", 0) == 0) {
+          // Report it at the first service on the cycle.
+          Mark at = t.mark;
+          for (const ServiceDecl& sv : t.services) {
+            if (plan.message.find(" " + sv.name + " ") != std::string::npos ||
+                plan.message.find(": " + sv.name + " ") != std::string::npos) {
+              at = sv.mark;
+              break;
+            }
+          }
+          error(at, plan.message);
+        }
+        break;
+      }
+    }
+  }
+
+  /// `p` must name something in a tree: a declared child, a service, or a dynamic child.
+  const PathInfo* path(const std::string& p, Mark m, bool want_supervisor) {
+    if (const auto it = paths_.find(p); it != paths_.end()) {
+      if (want_supervisor && it->second.node->kind == TreeNode::Kind::worker) {
+        error(m, "'" + p + "' is a worker, not a supervisor");
+        return nullptr;
+      }
+      return &it->second;
+    }
+    // A dynamic child: <dynamic supervisor>/<template id>.<n>
+    const auto slash = p.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      const auto d = dynamic_parents_.find(p.substr(0, slash));
+      if (d != dynamic_parents_.end()) {
+        const std::string leaf = p.substr(slash + 1);
+        // <template id>.<n>, or (no template) <any id>.<n>
+        const auto dot = leaf.rfind('.');
+        const bool numbered = dot != std::string::npos && dot + 1 < leaf.size() &&
+                              leaf.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+        if (numbered && (d->second.empty() || leaf.substr(0, dot) == d->second)) return nullptr;
+      }
+    }
+    std::vector<std::string> known;
+    for (const auto& entry : paths_) known.push_back(entry.first);
+    const std::string near = closest_name(p, known);
+    const std::string hint = near.empty() ? std::string() : " (did you mean '" + near + "'?)";
+    error(m, "'" + p + "' names nothing in the tree" + hint);
+    return nullptr;
+  }
+
+  void step(const Step& st) {
+    const bool management = st.op == Step::Op::start_child || st.op == Step::Op::terminate_child ||
+                            st.op == Step::Op::restart_child || st.op == Step::Op::delete_child ||
+                            st.op == Step::Op::which_children;
+    if (st.target.empty()) return;  // reported by the reader
+    const PathInfo* info = path(st.target, st.mark, management);
+    if (info == nullptr || !management) return;
+    const bool dynamic = info->node->kind == TreeNode::Kind::supervisor &&
+                         info->node->flags.strategy == supervision::Strategy::simple_one_for_one;
+    if (info->node->kind == TreeNode::Kind::lifecycle) {
+      error(st.mark, "'" + st.target + "' is a lifecycle supervisor: it has services, not child specs");
+      return;
+    }
+    if (st.op == Step::Op::start_child) {
+      const bool templated = dynamic && !info->node->children.empty();
+      if (templated && st.child)
+        error(st.mark, "start_child on a simple_one_for_one supervisor with a template takes `arg`, not `child`");
+      if (!templated && !st.child) error(st.mark, "start_child needs the `child` to start");
+      if (!templated && !st.arg.empty()) error(st.mark, "`arg` is for simple_one_for_one supervisors with a template; give a `child`");
+      if (st.child) {
+        const std::string p = st.target + "/" + st.child->spec.id;
+        Validator sub(s_, registry_);
+        sub.known_nodes_ = known_nodes_;
+        sub.tree(*st.child, p);
+        for (Diagnostic& d : sub.errors_) errors_.push_back(std::move(d));
+      }
+    }
+  }
+
+  void fault(const faults::Fault& f, Mark m) {
+    switch (f.target.by) {
+      case faults::Target::By::path:
+        path(f.target.text, m, false);
+        break;
+      case faults::Target::By::node:
+        node(f.target.text, m);
+        break;
+      default:
+        break;
+    }
+    for (Atom a : f.side_a) node(std::string(a.text()), m);
+    for (Atom b : f.side_b) node(std::string(b.text()), m);
+  }
+
+  const Scenario& s_;
+  const Registry& registry_;
+  std::set<std::string> known_nodes_;
+  std::map<std::string, PathInfo> paths_;
+  std::map<std::string, std::string> dynamic_parents_;  // path -> template id
+  std::vector<Diagnostic> errors_;
+};
+
+/// The `model` check judges only what the reference model covers: what lies outside, once the
+/// file is otherwise right (a half-read step or tree would be reported twice over).
+void model_scope(const Scenario& s, std::vector<Diagnostic>& errors) {
+  if (!errors.empty() || std::none_of(s.checks.begin(), s.checks.end(), [](const CheckDecl& c) { return c.name == "model"; })) return;
+  to_model_case(s, errors);
+}
+
+}  // namespace
+
+void validate_into(const Scenario& s, const Registry& registry, std::vector<Diagnostic>& errors) {
+  for (Diagnostic& d : Validator(s, registry).run()) errors.push_back(std::move(d));
+  model_scope(s, errors);
+}
+
+std::vector<Diagnostic> validate(const Scenario& s, const Registry& registry) {
+  std::vector<Diagnostic> errors;
+  validate_into(s, registry, errors);
+  return errors;
+}
+
+}  // namespace lic::scenarios

@@ -1,0 +1,114 @@
+#include "scenarios/registry.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace lic::scenarios {
+
+namespace {
+
+void check_schema(const std::string& what, const std::string& name, const std::vector<ArgInfo>& args) {
+  if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
+    throw std::invalid_argument(what + " name '" + name + "' must be a word without spaces");
+  const std::vector<std::string>& types = arg_types();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgInfo& a = args[i];
+    if (a.name.empty()) throw std::invalid_argument(what + " '" + name + "': an argument without a name");
+    if (std::find(types.begin(), types.end(), a.type) == types.end())
+      throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' has unknown type '" + a.type + "'");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (args[j].name == a.name)
+        throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' is declared twice");
+    }
+  }
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+template <class Info>
+std::vector<std::string> names_of(const std::vector<Info>& all) {
+  std::vector<std::string> names;
+  for (const Info& i : all) names.push_back(i.name);
+  return names;
+}
+
+}  // namespace
+
+Registry Registry::with_builtins() {
+  Registry r;
+  add_stock_behaviours(r);
+  add_pipeline_behaviours(r);
+  add_peer_behaviour(r);
+  add_builtin_checks(r);
+  return r;
+}
+
+const Registry& Registry::builtin() {
+  static const Registry r = with_builtins();
+  return r;
+}
+
+void Registry::add(BehaviourInfo b) {
+  check_schema("behaviour", b.name, b.args);
+  if (!b.build) throw std::invalid_argument("behaviour '" + b.name + "' has no build function");
+  if (behaviour(b.name) != nullptr) throw std::invalid_argument("behaviour '" + b.name + "' is already registered");
+  const auto at = std::lower_bound(behaviours_.begin(), behaviours_.end(), b.name,
+                                   [](const BehaviourInfo& x, const std::string& n) { return x.name < n; });
+  behaviours_.insert(at, std::move(b));
+}
+
+void Registry::add(CheckInfo c) {
+  check_schema("check", c.name, c.args);
+  if (!c.build) throw std::invalid_argument("check '" + c.name + "' has no build function");
+  if (check(c.name) != nullptr) throw std::invalid_argument("check '" + c.name + "' is already registered");
+  checks_.push_back(std::move(c));
+}
+
+const BehaviourInfo* Registry::behaviour(std::string_view name) const {
+  const auto it = std::lower_bound(behaviours_.begin(), behaviours_.end(), name,
+                                   [](const BehaviourInfo& x, std::string_view n) { return x.name < n; });
+  return it != behaviours_.end() && it->name == name ? &*it : nullptr;
+}
+
+const CheckInfo* Registry::check(std::string_view name) const {
+  for (const CheckInfo& c : checks_) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+BehaviourFactory Registry::make_behaviour(const BehaviourRef& ref, std::vector<Diagnostic>& errors) const {
+  const BehaviourInfo* info = behaviour(ref.name);
+  if (info == nullptr) {
+    const std::vector<std::string> names = names_of(behaviours_);
+    const std::string near = closest_name(ref.name, names);
+    errors.push_back({ref.mark, "unknown behaviour '" + ref.name + "' (" +
+                                    (near.empty() ? "known: " + joined(names) : "did you mean '" + near + "'?") + ")"});
+    return {};
+  }
+  Args args("'" + ref.name + "'", ref.mark, ref.args, info->args, errors);
+  BehaviourFactory f = info->build(args);
+  if (args.failed()) return {};
+  return f;
+}
+
+CheckJudge Registry::make_check(const CheckDecl& c, std::vector<Diagnostic>& errors) const {
+  const CheckInfo* info = check(c.name);
+  if (info == nullptr) {
+    const std::vector<std::string> names = names_of(checks_);
+    const std::string near = closest_name(c.name, names);
+    errors.push_back({c.mark, "unknown check '" + c.name + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                                  "; the checks are: " + joined(names)});
+    return {};
+  }
+  Args args("check '" + c.name + "'", c.mark, c.args, info->args, errors);
+  CheckJudge j = info->build(args);
+  if (args.failed()) return {};
+  return j;
+}
+
+}  // namespace lic::scenarios

@@ -1,0 +1,22 @@
+#pragma once
+// The events a run's world puts in the trace (docs/scenario-format.md, "What a run traces"):
+// one spelling for the runner that emits them and the reports and tools that read them.
+
+#include "sim/atom.hpp"
+
+namespace lic::scenarios::run_events {
+
+inline const Atom kScriptStep{"script_step"};        ///< {op, target, pid}: a step acts
+inline const Atom kScriptSkipped{"script_skipped"};  ///< {op, target, why}: nothing at its target
+inline const Atom kScriptResult{"script_result"};    ///< {op, target, result}: a management call's result
+inline const Atom kWhichChildren{"which_children"};  ///< {target, children}
+
+// Field keys.
+inline const Atom kOp{"op"};
+inline const Atom kTarget{"target"};
+inline const Atom kPid{"pid"};
+inline const Atom kWhy{"why"};
+inline const Atom kResult{"result"};
+inline const Atom kChildren{"children"};
+
+}  // namespace lic::scenarios::run_events

@@ -1,0 +1,116 @@
+#include "scenarios/run/world.hpp"
+
+#include <algorithm>
+
+#include "scenarios/run/events.hpp"
+#include "supervision/tree_path.hpp"
+
+namespace lic::scenarios {
+
+namespace {
+
+std::string describe(const std::vector<supervision::ChildInfo>& children) {
+  std::string s;
+  for (const supervision::ChildInfo& c : children) {
+    if (!s.empty()) s += ",";
+    s += c.id + ":" + (c.restarting ? "restarting" : c.pid ? "running" : "undefined");
+  }
+  return s;
+}
+
+std::string node_of(const Scenario& s, const TreeNode& t) {
+  return t.spec.node.empty() ? s.default_node() : std::string(t.spec.node.text());
+}
+
+}  // namespace
+
+World::World(Simulation& sim, const Scenario& s, const Registry& registry) : sim_(sim), s_(s), build_(registry) {
+  order_.resize(s_.script.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
+                   [this](std::size_t a, std::size_t b) { return s_.script[a].at < s_.script[b].at; });
+}
+
+void World::boot_node(const std::string& node) {
+  for (const TreeNode& t : s_.trees) {
+    if (node_of(s_, t) != node) continue;
+    SpawnOptions o;
+    o.node = Atom(node);
+    o.label = Label{Atom("/" + t.spec.id), ++boots_[t.spec.id]};
+    sim_.spawn(build_.root(t), o);
+  }
+}
+
+void World::boot_all() {
+  std::vector<std::string> nodes;
+  for (const TreeNode& t : s_.trees) {
+    const std::string n = node_of(s_, t);
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  }
+  for (const std::string& n : nodes) {
+    sim_.set_node_boot(Atom(n), [this, n] { boot_node(n); });
+    boot_node(n);
+  }
+}
+
+void World::run_until(Time t) {
+  while (next_step_ < order_.size() && s_.script[order_[next_step_]].at <= t) {
+    const Step& st = s_.script[order_[next_step_++]];
+    sim_.run_until(st.at);
+    perform(st);
+  }
+  sim_.run_until(t);
+}
+
+void World::perform(const Step& st) {
+  namespace ev = run_events;
+  const Pid pid = supervision::find_by_path(sim_, st.target);
+  const Atom op(std::string(to_string(st.op)));
+  if (!pid) {
+    sim_.emit(ev::kScriptSkipped, {{ev::kOp, op}, {ev::kTarget, std::string(st.target)}, {ev::kWhy, Atom("no_process")}});
+    return;
+  }
+  sim_.emit(ev::kScriptStep, {{ev::kOp, op}, {ev::kTarget, std::string(st.target)}, {ev::kPid, pid}});
+  switch (st.op) {
+    case Step::Op::crash: sim_.crash(pid, st.reason); return;
+    case Step::Op::kill: sim_.exit(pid, Reason::kill()); return;
+    case Step::Op::exit: sim_.exit(pid, st.reason); return;
+    case Step::Op::stop: sim_.send(pid, supervision::kSystemStop, st.reason); return;
+    default: break;
+  }
+  SpawnOptions o;
+  o.label = Label{Atom("$script"), 0};
+  sim_.spawn([this, &st, pid](Context& ctx) { manage(ctx, st, pid); }, o);
+}
+
+supervision::ManagementReply World::terminate(Context& ctx, const Step& st, Pid sup) {
+  // A dynamic child is named by its path's last part (worker.3): terminate it by pid.
+  const Pid child = supervision::find_by_path(sim_, st.target + "/" + st.id);
+  const auto* sup_b = dynamic_cast<const supervision::Supervisor*>(sim_.behaviour_of(sup));
+  return sup_b != nullptr && sup_b->dynamic() ? supervision::terminate_child(ctx, sup, child)
+                                              : supervision::terminate_child(ctx, sup, st.id);
+}
+
+void World::manage(Context& ctx, const Step& st, Pid sup) {
+  namespace ev = run_events;
+  supervision::ManagementReply r;
+  switch (st.op) {
+    case Step::Op::start_child:
+      r = st.child ? supervision::start_child(ctx, sup, build_.child(*st.child, false))
+                   : supervision::start_child(ctx, sup, supervision::DynamicArg{st.arg});
+      break;
+    case Step::Op::terminate_child: r = terminate(ctx, st, sup); break;
+    case Step::Op::restart_child: r = supervision::restart_child(ctx, sup, st.id); break;
+    case Step::Op::delete_child: r = supervision::delete_child(ctx, sup, st.id); break;
+    case Step::Op::which_children:
+      ctx.emit(ev::kWhichChildren, {{ev::kTarget, std::string(st.target)},
+                                    {ev::kChildren, describe(supervision::which_children(ctx, sup))}});
+      return;
+    default: return;
+  }
+  ctx.emit(ev::kScriptResult, {{ev::kOp, Atom(std::string(to_string(st.op)))},
+                               {ev::kTarget, std::string(st.target)},
+                               {ev::kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+}
+
+}  // namespace lic::scenarios

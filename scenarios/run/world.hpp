@@ -1,0 +1,44 @@
+#pragma once
+// The world's side of a run: it boots the scenario's trees on their nodes (and again when a
+// node restarts) and takes the script's steps at their instants.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenarios/run/tree_build.hpp"
+#include "sim/simulation.hpp"
+
+namespace lic::scenarios {
+
+class World {
+ public:
+  /// `sim` and `s` must outlive the World.
+  World(Simulation& sim, const Scenario& s, const Registry& registry);
+
+  /// Spawns every tree on its node and sets each node's boot function (a node restart boots
+  /// its trees again).
+  void boot_all();
+  /// Runs the simulation to `t`, taking each script step due by then once everything else due
+  /// at its instant has happened (an operator acts on a settled instant, as the reference
+  /// model's harness injects; steps at one instant in file order). Then the events it started
+  /// at that instant run too.
+  void run_until(Time t);
+
+ private:
+  void boot_node(const std::string& node);
+  void perform(const Step& st);
+  /// A management call, made by a short-lived operator process (they are gen_server calls).
+  void manage(Context& ctx, const Step& st, Pid sup);
+  supervision::ManagementReply terminate(Context& ctx, const Step& st, Pid sup);
+
+  Simulation& sim_;
+  const Scenario& s_;
+  TreeBuilder build_;
+  std::map<std::string, std::uint32_t> boots_;
+  std::vector<std::size_t> order_;  ///< the script's steps by time (file order within one)
+  std::size_t next_step_ = 0;
+};
+
+}  // namespace lic::scenarios
