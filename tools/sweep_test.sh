@@ -54,7 +54,7 @@ shards)
   # prints resumes it, running only the missing seeds.
   run 1 half.log merge H.jsonl B2.jsonl
   says half.log "missing: +100 seeds of 1..200: 1, 3, 5, .* and 90 more gaps"
-  resume=$(sed -n 's/^  resume the merged file to run just those: letitcrash //p' half.log)
+  resume=$(sed -n 's/^  resume the merged file to run just those: [^ ]*letitcrash //p' half.log)
   [ -n "$resume" ] || fail "merge did not print the command that resumes it"
   eval "run 0 resume.log $resume"
   says resume.log "^resuming: 100 of 200 seeds already done"

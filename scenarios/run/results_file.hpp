@@ -1,0 +1,135 @@
+#pragma once
+// A sweep's results file, results.jsonl: one JSON object a line (docs/scenario-format.md, "Sweep
+// results"):
+//   {"kind":"letitcrash_sweep","version":..,"scenario":..,"file":..,"seeds":"A..B","shard":"K/N",
+//    "tie_break":"fifo","until_ns":null,"check_determinism":false,"scenario_hash":"16hex"}
+//   {"seed":N,"passed":true,"trace_hash":"16hex","events":N,"virtual_time_ns":N,"failed":[..],
+//    "determinism":"ok"|"mismatch"|null}
+// Seed lines come in the order the seeds finished, each appended and flushed as it does, so a
+// killed sweep loses no finished seed and resumes from the file. Merging shards writes the
+// lines sorted by seed under the header of an unsharded sweep ("shard":"1/1"): a merged file is
+// what one machine would have written, and a sweep resumes it to fill in the seeds a lost shard
+// missed.
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/run/sweep.hpp"
+
+namespace lic::scenarios {
+
+/// What a sweep is: results can be resumed or merged only among equal sweeps.
+struct SweepHeader {
+  std::string version;
+  std::string scenario;
+  std::string file;
+  std::string seeds;  ///< "A..B"
+  std::string shard;  ///< "K/N"
+  std::string tie_break;
+  std::optional<std::int64_t> until_ns;
+  bool check_determinism = false;
+  std::string scenario_hash;  ///< stable_hash of the scenario written back as YAML
+};
+
+/// The header of a sweep of `s` (read from `file`).
+SweepHeader make_sweep_header(const Scenario& s, const std::string& file, const SeedRange& seeds, const Shard& shard,
+                              TieBreak tie, const std::optional<Time>& until, bool check_determinism);
+
+/// The first way two sweeps differ ("seeds 1..100 in a, 1..200 in b"); empty when they are the
+/// same sweep. The shard is compared only for resuming: merging joins different shards.
+std::string header_difference(const SweepHeader& a, const std::string& a_name, const SweepHeader& b,
+                              const std::string& b_name, bool compare_shard);
+
+/// A line of the file (with its newline).
+std::string header_line(const SweepHeader& h);
+std::string result_line(const SeedResult& r);
+
+/// Reads a results file line by line (a sweep's file may hold millions of seeds). Only whole
+/// lines count: a last line without its newline, or one that does not parse, is torn (the sweep
+/// was stopped while writing it); any other line that does not parse is an error.
+class ResultsReader {
+ public:
+  explicit ResultsReader(std::string path);
+
+  bool exists() const { return exists_; }
+  bool empty() const { return empty_; }
+  const SweepHeader& header() const { return header_; }
+  /// file:line: what is wrong; empty while the file reads.
+  const std::string& error() const { return error_; }
+  /// Where the torn last line starts, once next() has reached it.
+  std::optional<std::uintmax_t> torn_at() const { return torn_at_; }
+  std::size_t line() const { return line_; }  ///< the line next() read last
+
+  /// The next seed's result; nothing at the end, at a torn last line, or at an error.
+  std::optional<SeedResult> next();
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  bool exists_ = false;
+  bool empty_ = true;
+  SweepHeader header_;
+  std::string error_;
+  std::size_t line_ = 1;
+  std::uintmax_t offset_ = 0;  // where the next line starts
+  std::optional<std::uintmax_t> torn_at_;
+};
+
+/// A results file open for a sweep to append to, locked against a second sweep writing it at
+/// the same time. A new (or `fresh`) file gets the header; an earlier run's file of the same
+/// sweep is resumed: its seeds are read back and a torn last line is dropped.
+class ResultsWriter {
+ public:
+  ResultsWriter() = default;
+  ~ResultsWriter();
+  ResultsWriter(const ResultsWriter&) = delete;
+  ResultsWriter& operator=(const ResultsWriter&) = delete;
+
+  /// Opens `path` for the sweep `want`. Returns an error (empty: open). `notes` gets what the
+  /// opening did that a person should hear (a torn line dropped).
+  std::string open(const std::string& path, const SweepHeader& want, const SeedRange& range, const Shard& shard,
+                   bool fresh, std::vector<std::string>& notes);
+  /// The seeds already done (sorted) and their results, when resuming.
+  const std::vector<std::uint64_t>& done() const { return done_; }
+  const std::vector<SeedResult>& resumed() const { return resumed_; }
+  /// Whether the file held this sweep's header already (it is resumed, maybe with no seed).
+  bool resuming() const { return resuming_; }
+  /// Appends and flushes one result. Returns an error (empty: written).
+  std::string append(const SeedResult& r);
+  /// Closes the file. Returns an error (empty: closed).
+  std::string close();
+
+ private:
+  std::string resume(ResultsReader& rf, const SweepHeader& want, const SeedRange& range, const Shard& shard,
+                     std::vector<std::string>& notes);
+
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::vector<std::uint64_t> done_;
+  std::vector<SeedResult> resumed_;
+  bool resuming_ = false;
+};
+
+/// Shards' results files, joined: the first input's header and every seed once, sorted.
+struct Merged {
+  SweepHeader header;  ///< as an unsharded sweep ("1/1")
+  SeedRange range;
+  std::map<std::uint64_t, SeedResult> seeds;
+  std::vector<std::string> notes;  ///< torn last lines ignored
+};
+
+/// Reads `inputs`. Returns an error (naming the file) when an input is not a shard of the same
+/// sweep or a seed clashes; empty on success.
+std::string merge_results(const std::vector<std::string>& inputs, Merged& out);
+/// Writes the merged file atomically. Returns an error, empty on success.
+std::string write_merged(const Merged& m, const std::string& path);
+
+/// The seeds of `r` that `present` lacks, as closed ranges.
+std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present);
+
+}  // namespace lic::scenarios

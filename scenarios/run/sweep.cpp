@@ -1,0 +1,158 @@
+#include "scenarios/run/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+#include <thread>
+
+namespace lic::scenarios {
+
+namespace {
+
+bool parse_u64(std::string_view text, std::uint64_t& out) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+SeedResult summarise(const RunResult& r) {
+  SeedResult s;
+  s.seed = r.seed;
+  s.passed = r.passed;
+  s.trace_hash = hash_hex(r.trace_hash);
+  s.events = r.events;
+  s.virtual_time_ns = r.end.ns;
+  for (const CheckResult& c : r.checks)
+    if (!c.passed) s.failed.push_back(c.name);
+  return s;
+}
+
+/// A second run that differs from the first fails the seed, saying how.
+void compare(SeedResult& first, const SeedResult& again) {
+  first.determinism = "ok";
+  if (again.trace_hash != first.trace_hash) {
+    first.failed.push_back(fmt::format("determinism: hash {} then {}", first.trace_hash, again.trace_hash));
+  } else if (again.failed != first.failed) {
+    first.failed.push_back(fmt::format("determinism: failed [{}] then [{}]", join(first.failed), join(again.failed)));
+  } else {
+    return;
+  }
+  first.determinism = "mismatch";
+  first.passed = false;
+}
+
+}  // namespace
+
+std::string parse_seed_range(std::string_view text, SeedRange& out) {
+  const std::size_t dots = text.find("..");
+  if (dots == std::string_view::npos) return fmt::format("'{}' is not a range of seeds: write A..B, e.g. 1..1000", text);
+  SeedRange r;
+  if (!parse_u64(text.substr(0, dots), r.first) || !parse_u64(text.substr(dots + 2), r.last))
+    return fmt::format("'{}' is not a range of seeds: A and B in A..B are whole numbers from 0 to {}", text, UINT64_MAX);
+  if (r.first > r.last) return fmt::format("'{}' is an empty range: the first seed is after the last", text);
+  if (r.first == 0 && r.last == UINT64_MAX) return fmt::format("'{}' holds 2^64 seeds, one more than a sweep counts", text);
+  out = r;
+  return {};
+}
+
+std::string to_string(const SeedRange& r) { return fmt::format("{}..{}", r.first, r.last); }
+
+std::string parse_shard(std::string_view text, Shard& out) {
+  const std::size_t slash = text.find('/');
+  Shard s;
+  if (slash == std::string_view::npos || !parse_u64(text.substr(0, slash), s.index) ||
+      !parse_u64(text.substr(slash + 1), s.count))
+    return fmt::format("'{}' is not a shard: write K/N, shard K of N counting from 1, e.g. 2/8", text);
+  if (s.count == 0 || s.index == 0 || s.index > s.count)
+    return fmt::format("'{}' is not a shard: K/N needs 1 <= K <= N (shards count from 1)", text);
+  out = s;
+  return {};
+}
+
+std::string to_string(const Shard& s) { return fmt::format("{}/{}", s.index, s.count); }
+
+std::uint64_t shard_size(const SeedRange& r, const Shard& s) {
+  const std::uint64_t span = r.last - r.first;  // seeds - 1
+  const std::uint64_t first = s.index - 1;
+  return first > span ? 0 : (span - first) / s.count + 1;
+}
+
+bool in_shard(std::uint64_t seed, const SeedRange& r, const Shard& s) {
+  return seed >= r.first && seed <= r.last && (seed - r.first) % s.count == s.index - 1;
+}
+
+std::uint64_t shard_seed(const SeedRange& r, const Shard& s, std::uint64_t i) {
+  return r.first + (s.index - 1) + i * s.count;
+}
+
+SeedResult run_seed(const Scenario& s, std::uint64_t seed, const SweepOptions& o) {
+  RunOptions ro;
+  ro.seed = seed;
+  ro.tie_break = o.tie_break;
+  ro.until = o.until;
+  ro.registry = o.registry;
+  try {
+    // The trace is kept (the checks read it) and freed with the RunResult before a second run.
+    SeedResult first = summarise(run(s, ro));
+    if (o.check_determinism) compare(first, summarise(run(s, ro)));
+    return first;
+  } catch (const std::exception& e) {
+    SeedResult r;
+    r.seed = seed;
+    r.failed.push_back(std::string("error: ") + e.what());
+    if (o.check_determinism) r.determinism = "ok";
+    return r;
+  }
+}
+
+unsigned sweep_jobs(unsigned jobs, std::uint64_t pending) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(pending, 1, jobs == 0 ? cores : jobs));
+}
+
+std::uint64_t run_seeds(const Scenario& s, const SeedRange& range, const Shard& shard, const SweepOptions& o,
+                        const std::vector<std::uint64_t>& done, const std::function<bool(const SeedResult&)>& each) {
+  const std::uint64_t positions = shard_size(range, shard);
+  std::atomic<std::uint64_t> next{0};
+  std::mutex mutex;
+  std::uint64_t ran = 0;
+  const auto work = [&] {
+    for (;;) {
+      const std::uint64_t i = next.fetch_add(1);
+      if (i >= positions) return;
+      const std::uint64_t seed = shard_seed(range, shard, i);
+      if (std::binary_search(done.begin(), done.end(), seed)) continue;
+      const SeedResult r = run_seed(s, seed, o);
+      std::lock_guard lock(mutex);
+      ++ran;
+      if (!each(r)) next.store(positions);
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    const unsigned jobs = sweep_jobs(o.jobs, positions - std::min<std::uint64_t>(positions, done.size()));
+    for (unsigned i = 0; i < jobs; ++i) workers.emplace_back(work);
+  }
+  return ran;
+}
+
+std::vector<SeedResult> run_seeds(const Scenario& s, const SeedRange& range, const SweepOptions& o) {
+  std::vector<SeedResult> out;
+  run_seeds(s, range, Shard{}, o, {}, [&](const SeedResult& r) {
+    out.push_back(r);
+    return true;
+  });
+  std::sort(out.begin(), out.end(), [](const SeedResult& a, const SeedResult& b) { return a.seed < b.seed; });
+  return out;
+}
+
+}  // namespace lic::scenarios

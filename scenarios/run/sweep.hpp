@@ -1,0 +1,81 @@
+#pragma once
+// One scenario over many seeds, on every core: what `letitcrash sweep` runs and a user's own
+// test can call (docs/library.md). Seeds come in ranges A..B and split into shards K/N, so a
+// sweep outgrows one machine as independent jobs whose results `merge` joins
+// (run/results_file.hpp keeps them).
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/run/runner.hpp"
+
+namespace lic::scenarios {
+
+/// The seeds A..B, both included.
+struct SeedRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
+/// Parses "A..B" with A <= B. Returns the reason it is not one, empty when it is.
+std::string parse_seed_range(std::string_view text, SeedRange& out);
+std::string to_string(const SeedRange& r);
+
+/// Shard `index` of `count` (1-based): the seeds whose position in the range, seed - A, is
+/// index - 1 modulo count.
+struct Shard {
+  std::uint64_t index = 1;
+  std::uint64_t count = 1;
+};
+
+/// Parses "K/N" with 1 <= K <= N. Returns the reason it is not one, empty when it is.
+std::string parse_shard(std::string_view text, Shard& out);
+std::string to_string(const Shard& s);
+/// How many seeds of the range a shard holds.
+std::uint64_t shard_size(const SeedRange& r, const Shard& s);
+bool in_shard(std::uint64_t seed, const SeedRange& r, const Shard& s);
+/// The i-th seed of the shard (0-based).
+std::uint64_t shard_seed(const SeedRange& r, const Shard& s, std::uint64_t i);
+
+/// One seed's outcome, as a results line keeps it.
+struct SeedResult {
+  std::uint64_t seed = 0;
+  bool passed = false;
+  std::string trace_hash;  ///< 16 hex digits
+  std::uint64_t events = 0;
+  std::int64_t virtual_time_ns = 0;
+  std::vector<std::string> failed;  ///< the failing checks' names; "determinism: ..." on a mismatch
+  std::optional<std::string> determinism;  ///< "ok" or "mismatch"; none: not checked
+  bool operator==(const SeedResult&) const = default;
+};
+
+struct SweepOptions {
+  std::optional<TieBreak> tie_break{};  ///< default: the scenario's
+  std::optional<Time> until{};
+  bool check_determinism = false;       ///< run each seed twice and compare the traces
+  unsigned jobs = 0;                    ///< threads; 0: one per core
+  const Registry* registry = nullptr;   ///< null: Registry::builtin()
+};
+
+/// One seed (twice with check_determinism). An exception from the run is a failed seed
+/// ("error: ..."), not the end of the sweep.
+SeedResult run_seed(const Scenario& s, std::uint64_t seed, const SweepOptions& o);
+
+/// Runs the seeds of `shard` of `range` that `done` (sorted) does not hold, on o.jobs threads.
+/// `each` gets every result as it finishes, one at a time (under a lock), in the order they
+/// finish; it returns false to stop the sweep (the seeds running finish first). Returns how many
+/// seeds ran.
+std::uint64_t run_seeds(const Scenario& s, const SeedRange& range, const Shard& shard, const SweepOptions& o,
+                        const std::vector<std::uint64_t>& done, const std::function<bool(const SeedResult&)>& each);
+
+/// Every seed of `range`, results in seed order.
+std::vector<SeedResult> run_seeds(const Scenario& s, const SeedRange& range, const SweepOptions& o = {});
+
+/// The threads a sweep of `pending` seeds uses for `jobs` (0: one per core).
+unsigned sweep_jobs(unsigned jobs, std::uint64_t pending);
+
+}  // namespace lic::scenarios

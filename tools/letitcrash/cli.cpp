@@ -1,0 +1,275 @@
+// The command line: arguments in, a command of commands.hpp / sweep.hpp / demo.hpp / bench out.
+// Exit codes: 0 success (every check holds), 1 a check failed, 2 bad input or usage.
+
+#include "tools/letitcrash/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "bench/bench.hpp"
+#include "scenarios/run/report.hpp"
+#include "tools/letitcrash/commands.hpp"
+#include "tools/letitcrash/demo.hpp"
+#include "tools/letitcrash/sweep.hpp"
+
+namespace lic {
+
+namespace {
+
+/// CLI11 check for enumerated choices that reports the valid ones.
+template <class T, class Parse>
+CLI::Validator choice(const char* name, Parse parse) {
+  return CLI::Validator(
+      [parse, name](std::string& s) -> std::string {
+        T v{};
+        return parse(s, v) ? std::string() : "'" + s + "' is not one of " + name;
+      },
+      name);
+}
+
+CLI::Validator duration_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const DurationParse p = parse_duration(s);
+        return p.ok ? std::string() : p.error;
+      },
+      "DURATION");
+}
+
+CLI::Validator tie_break_check() {
+  return choice<TieBreak>("fifo|random", [](const std::string& s, TieBreak& t) { return parse_tie_break(s, t); });
+}
+
+/// CLI11 check for a value that `parse` reads, which returns the reason it cannot (empty: it can).
+template <class T>
+CLI::Validator parse_check(std::string (*parse)(std::string_view, T&), const char* name) {
+  return CLI::Validator(
+      [parse](std::string& s) -> std::string {
+        T v{};
+        return parse(s, v);
+      },
+      name);
+}
+
+std::optional<Time> as_time(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return Time{} + parse_duration(text).value;
+}
+
+std::optional<TieBreak> as_tie_break(const std::string& text) {
+  TieBreak t{};
+  if (text.empty() || !parse_tie_break(text, t)) return std::nullopt;
+  return t;
+}
+
+/// A subcommand: what it runs once its arguments are parsed.
+using Action = std::function<int()>;
+
+Action add_bench(CLI::App& app, const std::string& self) {
+  auto o = std::make_shared<bench::BenchOptions>();
+  o->self_path = self;
+  auto only = std::make_shared<std::string>("w1,w2,w3");
+  auto backend = std::make_shared<std::string>("both");
+  auto* b = app.add_subcommand("bench", "Run the benchmark workloads (docs/benchmarks.md) and print `name value unit` lines");
+  b->add_flag("--quick", o->quick, "Small sizes: a smoke run of every workload in a few seconds");
+  b->add_option("--only", *only, "Comma-separated workloads to run: w1, w2, w3")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            for (std::size_t i = 0; i <= s.size();) {
+              const std::size_t j = std::min(s.find(',', i), s.size());
+              const std::string w = s.substr(i, j - i);
+              if (w != "w1" && w != "w2" && w != "w3") return "unknown workload '" + w + "' (w1, w2, w3)";
+              i = j + 1;
+            }
+            return {};
+          },
+          "w1,w2,w3"));
+  b->add_option("--backend", *backend, "Fiber backends for the fiber workloads: context, or both")->check(CLI::IsMember({"context", "both"}));
+  b->add_flag("!--no-peer", o->peer, "Do not run the SimGrid peer");
+  b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
+  b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs")->check(CLI::Range(1, 100));
+  return [b, o, only, backend] {
+    if (!b->parsed()) return -1;
+    o->w1 = only->find("w1") != std::string::npos;
+    o->w2 = only->find("w2") != std::string::npos;
+    o->w3 = only->find("w3") != std::string::npos;
+    o->both_backends = *backend == "both";
+    return bench::run(*o);
+  };
+}
+
+Action add_demo(CLI::App& app) {
+  auto o = std::make_shared<tools::DemoOptions>();
+  auto tie = std::make_shared<std::string>("fifo");
+  auto backend = std::make_shared<std::string>("context");
+  auto duration = std::make_shared<std::string>("2s");
+  auto* d = app.add_subcommand("demo", "Run the kernel demo (a crashing parser restarted by a watchdog) and print its trace");
+  d->add_option("--seed", o->seed, "Root seed");
+  d->add_option("--tie-break", *tie, "Order of same-time events: fifo or random")->check(tie_break_check());
+  d->add_option("--backend", *backend, "Fiber backend: context or boost_fiber")
+      ->check(choice<FiberBackend>("context|boost_fiber", [](const std::string& s, FiberBackend& f) { return parse_fiber_backend(s, f); }));
+  d->add_option("--for", *duration, "Virtual time to run, e.g. 2s or 500ms")->check(duration_check());
+  d->add_option("--out", o->out_dir, "Write trace.txt, trace.jsonl and summary.txt into this folder");
+  d->add_flag("--quiet", o->quiet, "Print only the summary line");
+  return [d, o, tie, backend, duration] {
+    if (!d->parsed()) return -1;
+    parse_tie_break(*tie, o->tie_break);
+    parse_fiber_backend(*backend, o->backend);
+    o->duration = parse_duration(*duration).value;
+    return tools::run_demo(*o);
+  };
+}
+
+Action add_run(CLI::App& app, const tools::Invocation& cli) {
+  auto a = std::make_shared<tools::RunArgs>();
+  auto until = std::make_shared<std::string>();
+  auto tie = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("text");
+  auto* r = app.add_subcommand("run", "Run a scenario file: exit 0 when every check holds, 1 when one fails, 2 for bad input");
+  r->add_option("file", a->file, "The scenario file (YAML; docs/scenario-format.md)")->required();
+  r->add_option("--seed", a->seed, "Root seed (default: the file's)");
+  r->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
+  r->add_option("--until", *until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
+  r->add_option("--out", a->out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
+  r->add_flag("--trace", a->print_trace, "Print every trace event as a readable line while it runs");
+  r->add_option("--format", *format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));
+  return [r, a, until, tie, format, &cli] {
+    if (!r->parsed()) return -1;
+    a->until = as_time(*until);
+    a->tie_break = as_tie_break(*tie);
+    a->json = *format == "json";
+    return tools::run_command(cli, *a);
+  };
+}
+
+Action add_validate(CLI::App& app, const tools::Invocation& cli) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto list = std::make_shared<bool>(false);
+  auto* v = app.add_subcommand("validate", "Check scenario files without running them: every mistake as file:line:col: message (exit 2)");
+  v->add_option("files", *files, "Scenario files");
+  v->add_flag("--list", *list, "Also list the behaviours and checks a file can name");
+  return [v, files, list, &cli] {
+    if (!v->parsed()) return -1;
+    if (files->empty() && !*list) {
+      std::fprintf(stderr, "validate: give one or more scenario files (or --list)\n");
+      return 2;
+    }
+    return tools::validate_command(cli, *files, *list);
+  };
+}
+
+Action add_diagram(CLI::App& app, const tools::Invocation& cli) {
+  auto a = std::make_shared<tools::DiagramArgs>();
+  auto at = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("text");
+  auto* g = app.add_subcommand("diagram", "Print the supervision tree as it stands at a virtual time");
+  g->add_option("file", a->file, "The scenario file")->required();
+  g->add_option("--at", *at, "The virtual time, e.g. 30s (default: 0, right after the trees boot)")->check(duration_check());
+  g->add_option("--seed", a->seed, "Root seed (default: the file's)");
+  g->add_option("--format", *format, "text (an indented tree) or dot (Graphviz)")->check(CLI::IsMember({"text", "dot"}));
+  return [g, a, at, format, &cli] {
+    if (!g->parsed()) return -1;
+    a->at = as_time(*at);
+    a->dot = *format == "dot";
+    return tools::diagram_command(cli, *a);
+  };
+}
+
+Action add_replay(CLI::App& app, const tools::Invocation& cli) {
+  auto file = std::make_shared<std::string>();
+  auto* p = app.add_subcommand("replay", "Re-run a recorded trace's scenario and seed and report the first divergence, if any (exit 1)");
+  p->add_option("trace", *file, "A trace.jsonl written by `run --out`")->required();
+  return [p, file, &cli] { return p->parsed() ? tools::replay_command(cli, *file) : -1; };
+}
+
+Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
+  auto a = std::make_shared<tools::SweepArgs>();
+  auto seeds = std::make_shared<std::string>();
+  auto shard = std::make_shared<std::string>("1/1");
+  auto tie = std::make_shared<std::string>();
+  auto until = std::make_shared<std::string>();
+  auto* w = app.add_subcommand("sweep", "Run a scenario for every seed of a range on every core: exit 0 when every seed passes, 1 when one fails, 2 for bad input");
+  w->add_option("file", a->file, "The scenario file")->required();
+  w->add_option("--seeds", *seeds, "The seeds to run, A..B (both included), e.g. 1..1000")->required()->check(parse_check(scenarios::parse_seed_range, "A..B"));
+  w->add_option("--jobs", a->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
+  w->add_option("--shard", *shard, "Run only shard K of N (1-based): the seeds whose position in A..B is K-1 modulo N; `merge` joins the shards")
+      ->check(parse_check(scenarios::parse_shard, "K/N"));
+  w->add_flag("--check-determinism", a->check_determinism, "Run every seed twice and fail it when the two traces differ");
+  w->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
+  w->add_option("--until", *until, "Stop each run at this virtual time, e.g. 90s")->check(duration_check());
+  w->add_option("--out", a->out, "Append each seed's result to this JSON-lines file as it finishes; run again with the same file to resume a stopped sweep (without --out nothing is kept and nothing can resume)");
+  w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
+  return [w, a, seeds, shard, tie, until, &cli] {
+    if (!w->parsed()) return -1;
+    scenarios::parse_seed_range(*seeds, a->seeds);
+    scenarios::parse_shard(*shard, a->shard);
+    a->tie_break = as_tie_break(*tie);
+    a->until = as_time(*until);
+    return tools::sweep_command(cli, *a);
+  };
+}
+
+Action add_merge(CLI::App& app, const tools::Invocation& cli) {
+  auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed (exit 1 when a seed failed or is missing)");
+  m->add_option("out", *out, "The merged results file (written atomically)")->required();
+  m->add_option("inputs", *inputs, "The shards' results files")->required();
+  return [m, out, inputs, &cli] { return m->parsed() ? tools::merge_command(cli, *out, *inputs) : -1; };
+}
+
+/// A first word that names no command: say so, with the nearest one (CLI11 alone would report
+/// only that a command is required). Returns 2 when it printed that, 0 otherwise.
+int unknown_command(CLI::App& app, const char* word) {
+  if (word[0] == '-') return 0;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return 0;
+  const std::string hint = scenarios::closest_name(word, names);
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  std::fprintf(stderr, "letitcrash: unknown command '%s'%s; the commands are: %s\nRun with --help for more information.\n",
+               word, hint.empty() ? "" : (" (did you mean '" + hint + "'?)").c_str(), all.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv, const scenarios::Registry& registry) {
+  CLI::App app{"letitcrash: a deterministic simulator and chaos harness for OTP-style supervision trees"};
+  const std::string program = argc > 0 ? argv[0] : "letitcrash";
+  app.name(program.substr(program.find_last_of('/') + 1));
+  app.set_version_flag("--version", "letitcrash " + std::string(scenarios::version()));
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  const tools::Invocation cli{&registry, program};
+  const std::vector<Action> actions{add_bench(app, cli.program), add_demo(app),           add_run(app, cli),
+                                    add_validate(app, cli),     add_diagram(app, cli),  add_replay(app, cli),
+                                    add_sweep(app, cli),        add_merge(app, cli)};
+  if (argc < 2) {  // no command at all: the overview of the commands is the useful answer
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
+  if (const int rc = unknown_command(app, argv[1]); rc != 0) return rc;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and the usage hint
+    return 2;
+  }
+  for (const Action& act : actions) {
+    if (const int rc = act(); rc >= 0) return rc;
+  }
+  return 2;
+}
+
+}  // namespace lic
