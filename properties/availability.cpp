@@ -1,4 +1,5 @@
 #include "properties/availability.hpp"
+#include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
 #include <algorithm>
@@ -66,16 +67,12 @@ Duration total(const Intervals& in) {
 
 Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
   using supervision::events::kChildStarted;
-  static const Atom kPidKey("pid");
   const Atom wanted(path);
   Intervals up;
   std::map<Pid, Time> since;  // live processes at `path` that are past init
   for (const TraceEvent& e : events) {
     if (e.kind == EventKind::system && e.name == kChildStarted) {
-      for (const TraceField& f : e.fields()) {
-        const Pid* p = std::get_if<Pid>(&f.value);
-        if (f.key == kPidKey && p != nullptr) since.emplace(*p, e.time);
-      }
+      if (const Pid* p = e.field<Pid>(keys::kPid)) since.emplace(*p, e.time);
     } else if (e.kind == EventKind::exit && e.label.name == wanted) {
       auto it = since.find(e.pid);
       if (it != since.end()) {
@@ -95,22 +92,12 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
 
 namespace {
 
-const Atom kIdKey("id");
-const Atom kFromKey("from");
-const Atom kToKey("to");
 const Atom kRunning("running");
-
-const Atom* atom_field(const TraceEvent& e, Atom key) {
-  for (const TraceField& f : e.fields()) {
-    if (f.key == key) return std::get_if<Atom>(&f.value);
-  }
-  return nullptr;
-}
 
 /// The service a service_state event is about ("/root/db"), or "" for any other event.
 std::string service_path(const TraceEvent& e) {
   if (e.kind != EventKind::system || e.name != supervision::events::kServiceState || e.label.name.empty()) return {};
-  const Atom* id = atom_field(e, kIdKey);
+  const Atom* id = e.field<Atom>(keys::kId);
   return id == nullptr ? std::string() : std::string(e.label.name.text()) + "/" + std::string(id->text());
 }
 
@@ -132,8 +119,8 @@ Intervals service_up_intervals(const EventLog& events, const std::string& path, 
       continue;
     }
     if (service_path(e) != path) continue;
-    const Atom* was = atom_field(e, kFromKey);
-    const Atom* now = atom_field(e, kToKey);
+    const Atom* was = e.field<Atom>(keys::kFrom);
+    const Atom* now = e.field<Atom>(keys::kTo);
     if (was == nullptr || now == nullptr) continue;
     if (*was == kRunning && since) {
       up.push_back({*since, e.time});
@@ -165,12 +152,8 @@ struct PidState {
 };
 
 Pid pid_field(const TraceEvent& e) {
-  static const Atom kPidKey("pid");
-  for (const TraceField& f : e.fields()) {
-    const Pid* p = std::get_if<Pid>(&f.value);
-    if (f.key == kPidKey && p != nullptr) return *p;
-  }
-  return Pid{};
+  const Pid* p = e.field<Pid>(keys::kPid);
+  return p == nullptr ? Pid{} : *p;
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 #include "reports/run_view.hpp"
+
+#include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
 #include <algorithm>
@@ -13,31 +15,15 @@ namespace {
 using supervision::events::kChildStarted;
 using supervision::events::kChildTerminated;
 const Atom kEscalated = supervision::events::kReachedMax;
-const Atom kFaultInjected("fault_injected");
+using fault_events::kFaultInjected;
 using supervision::events::kServiceState;
-const Atom kPidKey("pid");
-const Atom kStartKey("start");
-const Atom kIdKey("id");
-const Atom kFromKey("from");
-const Atom kToKey("to");
-const Atom kFaultKey("fault");
-const Atom kKindKey("kind");
-const Atom kReasonKey("reason");
 const Atom kFailed("failed");
 const Atom kStarting("starting");
 
-const FieldValue* field(const TraceEvent& e, Atom key) {
-  for (const TraceField& f : e.fields()) {
-    if (f.key == key) return &f.value;
-  }
-  return nullptr;
-}
-
 template <class T>
 std::optional<T> field_as(const TraceEvent& e, Atom key) {
-  const FieldValue* v = field(e, key);
-  if (v == nullptr || !std::holds_alternative<T>(*v)) return std::nullopt;
-  return std::get<T>(*v);
+  const T* v = e.field<T>(key);
+  return v == nullptr ? std::nullopt : std::optional<T>(*v);
 }
 
 /// What one pass over the trace learns about one labelled path.
@@ -125,11 +111,11 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
   auto path_of = [&path_of_pid](Pid p) { return p.id < path_of_pid.size() ? path_of_pid[p.id] : Atom{}; };
   if (e.name == kChildStarted || e.name == kChildTerminated) {
     f.lifelines.push_back(e);
-    const auto pid = field_as<Pid>(e, kPidKey);
+    const auto pid = field_as<Pid>(e, keys::kPid);
     if (e.name == kChildTerminated || !pid || path_of(*pid).empty()) return;
     PathFacts& d = facts_of(f, path_of(*pid));
     d.supervised = true;
-    const auto start = field_as<std::int64_t>(e, kStartKey);
+    const auto start = field_as<std::int64_t>(e, keys::kStart);
     if (start && *start > 1)
       d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(*start)});
   } else if (e.name == kEscalated && !e.label.name.empty()) {
@@ -137,25 +123,25 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
         .marks.push_back({e.time, MarkKind::escalation, "reached_max_restart_intensity"});
   } else if (e.name == kFaultInjected) {
     std::string detail;
-    if (const auto name = field_as<Atom>(e, kFaultKey)) detail = std::string(name->text());
-    if (const auto kind = field_as<Atom>(e, kKindKey)) detail += " (" + std::string(kind->text()) + ")";
-    if (const auto why = field_as<Atom>(e, kReasonKey)) detail += " " + std::string(why->text());
-    const auto pid = field_as<Pid>(e, kPidKey);
+    if (const auto name = field_as<Atom>(e, keys::kFault)) detail = std::string(name->text());
+    if (const auto kind = field_as<Atom>(e, keys::kKind)) detail += " (" + std::string(kind->text()) + ")";
+    if (const auto why = field_as<Atom>(e, keys::kReason)) detail += " " + std::string(why->text());
+    const auto pid = field_as<Pid>(e, keys::kPid);
     if (pid && !path_of(*pid).empty()) {
       facts_of(f, path_of(*pid)).marks.push_back({e.time, MarkKind::fault, detail});
     } else {
       f.world_marks.push_back({e.time, MarkKind::fault, detail});
     }
   } else if (e.name == kServiceState && !e.label.name.empty()) {
-    const auto id = field_as<Atom>(e, kIdKey);
-    const auto from = field_as<Atom>(e, kFromKey);
-    const auto to = field_as<Atom>(e, kToKey);
+    const auto id = field_as<Atom>(e, keys::kId);
+    const auto from = field_as<Atom>(e, keys::kFrom);
+    const auto to = field_as<Atom>(e, keys::kTo);
     if (!id || !from || !to) return;
     f.lifelines.push_back(e);
     PathFacts& d = facts_of(f, Atom(std::string(e.label.name.text()) + "/" + std::string(id->text())));
     d.service = true;
     if (*from == kFailed && *to == kStarting) {
-      const auto start = field_as<std::int64_t>(e, kStartKey);
+      const auto start = field_as<std::int64_t>(e, keys::kStart);
       d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(start.value_or(0))});
     }
   }

@@ -116,4 +116,10 @@ std::uint64_t Trace::hash() const {
   return h;
 }
 
+std::string TraceEvent::text(Atom key) const {
+  if (const Atom* a = field<Atom>(key)) return std::string(a->text());
+  if (const std::string* t = field<std::string>(key)) return *t;
+  return {};
+}
+
 }  // namespace lic

@@ -80,6 +80,17 @@ struct TraceEvent {
   const TraceField* field_data = nullptr;  ///< owned by the Trace (keep mode) or the appender
 
   std::span<const TraceField> fields() const { return {field_data, field_count}; }
+  /// The field `key` when it holds a T (sim/trace_keys.hpp declares the keys); null when it is
+  /// absent or holds another type.
+  template <class T>
+  const T* field(Atom key) const {
+    for (const TraceField& f : fields()) {
+      if (f.key == key) return std::get_if<T>(&f.value);
+    }
+    return nullptr;
+  }
+  /// An atom or string field as text; "" when absent or of another type.
+  std::string text(Atom key) const;
 };
 
 static_assert(std::is_trivially_copyable_v<TraceEvent> && std::is_trivially_destructible_v<TraceEvent>);

@@ -1,3 +1,4 @@
+#include "sim/trace_keys.hpp"
 #include "supervision/lifecycle.hpp"
 
 #include "supervision/call_reply.hpp"
@@ -10,17 +11,6 @@
 namespace lic::supervision {
 namespace {
 
-const Atom kId("id");
-const Atom kPid("pid");
-const Atom kFrom("from");
-const Atom kTo("to");
-const Atom kStart("start");
-const Atom kAttempt("attempt");
-const Atom kReasonKey("reason");
-const Atom kDelay("delay");
-const Atom kWhy("why");
-const Atom kOn("on");
-const Atom kMessageKey("message");
 
 const Atom kServiceRetry("service_retry");
 const Atom kServiceGaveUp("service_gave_up");
@@ -43,8 +33,6 @@ const Atom kStartService("start_service");
 const Atom kStopService("stop_service");
 const Atom kWhichServices("which_services");
 const Atom kManagement("management");
-const Atom kCall("call");
-const Atom kResult("result");
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
@@ -179,7 +167,7 @@ InitResult LifecycleSupervisor::init(Context& ctx) {
   ctx.trap_exit(true);
   if (!plan_.ok()) {
     // A spec that cannot run is an error at once, never a supervisor waiting for ever.
-    ctx.emit(kSpecError, {{kReasonKey, Atom(to_string(plan_.error))}, {kMessageKey, plan_.message}});
+    ctx.emit(kSpecError, {{keys::kReason, Atom(to_string(plan_.error))}, {keys::kMessage, plan_.message}});
     return InitResult::stop(plan_.error);
   }
   for (Service& s : services_) {
@@ -187,9 +175,9 @@ InitResult LifecycleSupervisor::init(Context& ctx) {
     s.rng = ctx.rng().derive(s.spec.name);
     s.want_up = s.spec.auto_start;
     // The seed's [*] -> Inactive: registered, not started.
-    ctx.emit(events::kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
-                             {kTo, Atom(to_string(ServiceState::inactive))},
-                             {kStart, std::int64_t{0}}, {kAttempt, std::int64_t{0}}});
+    ctx.emit(events::kServiceState, {{keys::kId, Atom(s.spec.name)}, {keys::kFrom, Atom("none")},
+                             {keys::kTo, Atom(to_string(ServiceState::inactive))},
+                             {keys::kStart, std::int64_t{0}}, {keys::kAttempt, std::int64_t{0}}});
   }
   reconcile(ctx);
   return InitResult::ok();
@@ -198,13 +186,13 @@ InitResult LifecycleSupervisor::init(Context& ctx) {
 void LifecycleSupervisor::transition(Context& ctx, std::size_t i, ServiceState to, const Reason* reason) {
   Service& s = services_[i];
   assert(allowed_transition(s.state, to));
-  std::vector<TraceField> fields{{kId, Atom(s.spec.name)},
-                                 {kFrom, Atom(to_string(s.state))},
-                                 {kTo, Atom(to_string(to))},
-                                 {kStart, static_cast<std::int64_t>(s.starts)},
-                                 {kAttempt, static_cast<std::int64_t>(s.backoff.attempts())}};
-  if (s.pid) fields.push_back({kPid, s.pid});
-  if (reason != nullptr) fields.push_back({kReasonKey, Atom(to_string(*reason))});
+  std::vector<TraceField> fields{{keys::kId, Atom(s.spec.name)},
+                                 {keys::kFrom, Atom(to_string(s.state))},
+                                 {keys::kTo, Atom(to_string(to))},
+                                 {keys::kStart, static_cast<std::int64_t>(s.starts)},
+                                 {keys::kAttempt, static_cast<std::int64_t>(s.backoff.attempts())}};
+  if (s.pid) fields.push_back({keys::kPid, s.pid});
+  if (reason != nullptr) fields.push_back({keys::kReason, Atom(to_string(*reason))});
   disarm(ctx, i);
   ++s.epoch;
   s.state = to;
@@ -220,10 +208,10 @@ void LifecycleSupervisor::renew(Context& ctx, std::size_t i) {
   s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
   s.state = ServiceState::inactive;
   ++s.epoch;
-  ctx.emit(events::kServiceState, {{kId, Atom(s.spec.name)}, {kFrom, Atom("none")},
-                           {kTo, Atom(to_string(ServiceState::inactive))},
-                           {kStart, static_cast<std::int64_t>(s.starts)},
-                           {kAttempt, std::int64_t{0}}});
+  ctx.emit(events::kServiceState, {{keys::kId, Atom(s.spec.name)}, {keys::kFrom, Atom("none")},
+                           {keys::kTo, Atom(to_string(ServiceState::inactive))},
+                           {keys::kStart, static_cast<std::int64_t>(s.starts)},
+                           {keys::kAttempt, std::int64_t{0}}});
 }
 
 void LifecycleSupervisor::arm(Context& ctx, std::size_t i, Duration delay, Atom tag) {
@@ -266,7 +254,7 @@ void LifecycleSupervisor::begin_stop(Context& ctx, std::size_t i) {
 
 void LifecycleSupervisor::kill(Context& ctx, std::size_t i, Atom why) {
   const Service& s = services_[i];
-  ctx.emit(kServiceKill, {{kId, Atom(s.spec.name)}, {kPid, s.pid}, {kReasonKey, why}});
+  ctx.emit(kServiceKill, {{keys::kId, Atom(s.spec.name)}, {keys::kPid, s.pid}, {keys::kReason, why}});
   ctx.exit(s.pid, Reason::kill());
 }
 
@@ -288,9 +276,9 @@ void LifecycleSupervisor::fail(Context& ctx, std::size_t i, const Reason& reason
   if (delay) {
     s.retry = Retry::pending;
     arm(ctx, i, *delay, kRetryTimer);
-    ctx.emit(kServiceRetry, {{kId, Atom(s.spec.name)}, {kAttempt, attempt}, {kDelay, *delay}});
+    ctx.emit(kServiceRetry, {{keys::kId, Atom(s.spec.name)}, {keys::kAttempt, attempt}, {keys::kDelay, *delay}});
   } else if (gave_up != nullptr) {
-    ctx.emit(kServiceGaveUp, {{kId, Atom(s.spec.name)}, {kWhy, Atom(gave_up)}, {kAttempt, attempt}});
+    ctx.emit(kServiceGaveUp, {{keys::kId, Atom(s.spec.name)}, {keys::kWhy, Atom(gave_up)}, {keys::kAttempt, attempt}});
   }
 }
 
@@ -330,7 +318,7 @@ void LifecycleSupervisor::reconcile(Context& ctx) {
         // Failed -> Stopped is no transition of the seed's: it stays Failed, without a retry.
         disarm(ctx, i);
         s.retry = Retry::none;
-        ctx.emit(kRetryCancelled, {{kId, Atom(s.spec.name)}});
+        ctx.emit(kRetryCancelled, {{keys::kId, Atom(s.spec.name)}});
       }
       // Starting: its start resolves first (Running, then stopped here; or Failed, no retry).
     }
@@ -348,7 +336,7 @@ void LifecycleSupervisor::reconcile(Context& ctx) {
         begin_start(ctx, i);
       } else if (!s.waiting_reported) {
         s.waiting_reported = true;
-        ctx.emit(kServiceWaiting, {{kId, Atom(s.spec.name)}, {kOn, Atom(services_[missing].spec.name)}});
+        ctx.emit(kServiceWaiting, {{keys::kId, Atom(s.spec.name)}, {keys::kOn, Atom(services_[missing].spec.name)}});
       }
     }
   }
@@ -496,7 +484,7 @@ ServiceReply LifecycleSupervisor::manage(Context& ctx, const Message& m) {
 
 CallReply LifecycleSupervisor::handle_call(Context& ctx, const Message& m, From) {
   ServiceReply r = manage(ctx, m);
-  ctx.emit(kManagement, {{kCall, m.tag}, {kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+  ctx.emit(kManagement, {{keys::kCall, m.tag}, {keys::kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
   return CallReply::reply(m.tag, std::move(r));
 }
 

@@ -1,4 +1,6 @@
 #include "supervision/model_harness.hpp"
+
+#include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
 #include <algorithm>
@@ -24,15 +26,6 @@ Child child_of(const Node& n) {
   return stock_child(n.spec, std::move(w));
 }
 
-std::string field_text(const TraceEvent& e, const char* key) {
-  const Atom k(key);
-  for (const TraceField& f : e.fields()) {
-    if (f.key != k) continue;
-    if (const Atom* a = std::get_if<Atom>(&f.value)) return std::string(a->text());
-    if (const std::string* s = std::get_if<std::string>(&f.value)) return *s;
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -61,8 +54,8 @@ std::vector<Event> events_of(const EventLog& log, std::size_t from) {
     } else if (e.kind == lic::EventKind::system && e.name == kAuto) {
       out.push_back({e.time, Happened::auto_shutdown, path, e.label.instance, {}});
     } else if (e.kind == lic::EventKind::system && e.name == kShutdownError) {
-      out.push_back({e.time, Happened::shutdown_error, path + "/" + field_text(e, "id"), 0,
-                     field_text(e, "reason")});
+      out.push_back({e.time, Happened::shutdown_error, path + "/" + e.text(keys::kId), 0,
+                     e.text(keys::kReason)});
     }
   }
   return out;

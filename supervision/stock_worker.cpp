@@ -1,5 +1,7 @@
 #include "supervision/stock_worker.hpp"
 
+#include "sim/trace_keys.hpp"
+
 #include <algorithm>
 #include <memory>
 
@@ -9,7 +11,6 @@ const Atom kCrash("crash");
 const Atom kTick("tick");
 
 namespace {
-const Atom kN("n");
 }  // namespace
 
 InitResult StockWorker::init(Context& ctx) {
@@ -51,7 +52,7 @@ void StockWorker::handle_info(Context& ctx, const Message& m) {
 
 void StockWorker::on_tick(Context& ctx) {
   ++ticks_;
-  ctx.emit(kTick, {{kN, static_cast<std::int64_t>(ticks_)}});
+  ctx.emit(kTick, {{keys::kN, static_cast<std::int64_t>(ticks_)}});
   if (config_.ticks_max != 0 && ticks_ >= config_.ticks_max) {
     ctx.stop(Reason::normal());
     return;

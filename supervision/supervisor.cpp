@@ -1,3 +1,4 @@
+#include "sim/trace_keys.hpp"
 #include "supervision/supervisor.hpp"
 
 #include "supervision/call_reply.hpp"
@@ -8,10 +9,6 @@
 namespace lic::supervision {
 namespace {
 
-const Atom kId("id");
-const Atom kPid("pid");
-const Atom kStart("start");
-const Atom kReasonKey("reason");
 
 bool is_exit_from(const Message& m, Pid pid) { return m.kind == MsgKind::exit && m.from == pid; }
 
@@ -76,9 +73,9 @@ std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 void Supervisor::report(Context& ctx, Atom what, std::size_t i, const Reason* reason) {
-  std::vector<TraceField> fields{{kId, Atom(slots_[i].child.spec.id)}};
-  if (slots_[i].pid) fields.push_back({kPid, slots_[i].pid});
-  if (reason != nullptr) fields.push_back({kReasonKey, Atom(to_string(*reason))});
+  std::vector<TraceField> fields{{keys::kId, Atom(slots_[i].child.spec.id)}};
+  if (slots_[i].pid) fields.push_back({keys::kPid, slots_[i].pid});
+  if (reason != nullptr) fields.push_back({keys::kReason, Atom(to_string(*reason))});
   ctx.emit(what, std::move(fields));
 }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -107,7 +104,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
     const auto status = static_cast<InitResult::Status>(*m->get<int>());
     if (status == InitResult::Status::ignore) {
       // OTP reports nothing here; the trace records it so every start attempt has a result.
-      ctx.emit(Atom("start_ignored"), {{kId, Atom(s.child.spec.id)}, {kStart, static_cast<std::int64_t>(s.starts)}});
+      ctx.emit(Atom("start_ignored"), {{keys::kId, Atom(s.child.spec.id)}, {keys::kStart, static_cast<std::int64_t>(s.starts)}});
       return Started::ignore;
     }
     if (status == InitResult::Status::stop) {
@@ -120,9 +117,9 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
   s.pid = pid;
   s.last = pid;
   s.restarting = false;
-  ctx.emit(events::kChildStarted, {{kId, Atom(s.child.spec.id)},
-                                    {kPid, pid},
-                                    {kStart, static_cast<std::int64_t>(s.starts)}});
+  ctx.emit(events::kChildStarted, {{keys::kId, Atom(s.child.spec.id)},
+                                    {keys::kPid, pid},
+                                    {keys::kStart, static_cast<std::int64_t>(s.starts)}});
   return Started::ok;
 }
 
@@ -353,7 +350,7 @@ void Supervisor::child_exited(Context& ctx, std::size_t i, const Reason& reason)
     // spec with pid undefined. Only a child that is not restarted can trigger auto_shutdown.
     if (type == RestartType::temporary || dynamic()) s.removed = true;
     if (auto_shutdown_due(s)) {
-      ctx.emit(events::kAutoShutdown, {{kId, Atom(s.child.spec.id)}});
+      ctx.emit(events::kAutoShutdown, {{keys::kId, Atom(s.child.spec.id)}});
       give_up(ctx);
     }
     return;
@@ -378,7 +375,7 @@ void Supervisor::handle_info(Context& ctx, const Message& m) {
     if (i != slots_.size()) child_exited(ctx, i, m.reason);
   } else {
     // OTP logs "Supervisor received unexpected message"; the trace keeps it.
-    ctx.emit(Atom("unexpected_message"), {{Atom("tag"), m.tag}, {kPid, m.from}});
+    ctx.emit(Atom("unexpected_message"), {{keys::kTag, m.tag}, {keys::kPid, m.from}});
   }
   compact();
 }
@@ -406,8 +403,6 @@ const Atom kDeleteChild("delete_child");
 const Atom kWhichChildren("which_children");
 const Atom kCountChildren("count_children");
 const Atom kManagement("management");
-const Atom kCall("call");
-const Atom kResult("result");
 
 ManagementReply failure(const char* why) {
   ManagementReply r;
@@ -425,7 +420,7 @@ CallReply Supervisor::handle_call(Context& ctx, const Message& m, From) {
   } else {
     r = dynamic() ? manage_dynamic(ctx, m) : manage(ctx, m);
   }
-  ctx.emit(kManagement, {{kCall, m.tag}, {kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+  ctx.emit(kManagement, {{keys::kCall, m.tag}, {keys::kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
   compact();
   return CallReply::reply(m.tag, std::move(r));
 }

@@ -1,6 +1,7 @@
 #include "scenarios/behaviours/peer.hpp"
 
 #include "scenarios/behaviours/table.hpp"
+#include "sim/trace_keys.hpp"
 #include "scenarios/registry.hpp"
 
 namespace lic::scenarios::systems {
@@ -9,8 +10,6 @@ namespace {
 const Atom kTick("peer_tick");
 const Atom kPing("ping");
 const Atom kPong("pong");
-const Atom kPeerKey("peer");
-const Atom kReasonKey("reason");
 }  // namespace
 
 InitResult Peer::init(Context& ctx) {
@@ -27,10 +26,10 @@ void Peer::handle_info(Context& ctx, const Message& m) {
     linked_ = Pid{};
     connecting_ = false;
     if (!established) {
-      ctx.emit(Atom("peer_unreachable"), {{kPeerKey, c_.peer}, {kReasonKey, Atom(to_string(m.reason))}});
+      ctx.emit(Atom("peer_unreachable"), {{keys::kPeer, c_.peer}, {keys::kReason, Atom(to_string(m.reason))}});
       return;
     }
-    ctx.emit(Atom("peer_lost"), {{kPeerKey, c_.peer}, {kReasonKey, Atom(to_string(m.reason))}});
+    ctx.emit(Atom("peer_lost"), {{keys::kPeer, c_.peer}, {keys::kReason, Atom(to_string(m.reason))}});
     if (c_.crash_on_disconnect) ctx.stop(m.reason);
     return;
   }
@@ -42,7 +41,7 @@ void Peer::handle_info(Context& ctx, const Message& m) {
     if (connecting_ && m.from == linked_) {
       // The first answer on a new link: the connection is established.
       connecting_ = false;
-      ctx.emit(Atom("peer_linked"), {{kPeerKey, c_.peer}, {Atom("pid"), m.from}});
+      ctx.emit(Atom("peer_linked"), {{keys::kPeer, c_.peer}, {keys::kPid, m.from}});
     }
     return;
   }

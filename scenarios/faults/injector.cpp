@@ -5,30 +5,27 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/trace_keys.hpp"
 #include "supervision/tree_path.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::faults {
 
 namespace {
-const Atom kFaultInjected("fault_injected");
-const Atom kFaultSkipped("fault_skipped");
-const Atom kQuietPhase("quiet_phase");
+using fault_events::kFaultInjected;
+using fault_events::kFaultSkipped;
+using fault_events::kQuietPhase;
+using keys::kFault;
+using keys::kKind;
+using keys::kNode;
+using keys::kPid;
+using keys::kReason;
+using keys::kTarget;
+using keys::kWhy;
 using supervision::events::kChildStarted;
-const Atom kFault("fault");
-const Atom kKind("kind");
-const Atom kTarget("target");
-const Atom kWhy("why");
-const Atom kPid("pid");
-const Atom kNode("node");
-const Atom kReason("reason");
-
-const Pid* pid_field(const TraceEvent& e) {
-  for (const TraceField& f : e.fields()) {
-    if (f.key == kPid) return std::get_if<Pid>(&f.value);
-  }
-  return nullptr;
-}
+const Atom kInjected("injected");
+const Atom kSkipped("skipped");
+const Atom kPaths("paths");
 }  // namespace
 
 
@@ -124,8 +121,8 @@ void Injector::stop() {
   }
   for (std::uint64_t id : follow_ups_) sim_.cancel(id);
   follow_ups_.clear();
-  sim_.emit(kQuietPhase, {{Atom("injected"), static_cast<std::int64_t>(injected_)},
-                          {Atom("skipped"), static_cast<std::int64_t>(skipped_)}});
+  sim_.emit(kQuietPhase, {{kInjected, static_cast<std::int64_t>(injected_)},
+                          {kSkipped, static_cast<std::int64_t>(skipped_)}});
   sim_.heal_all();
   for (Atom n : sim_.nodes()) {
     if (!sim_.node_up(n)) sim_.restart_node(n);
@@ -307,7 +304,7 @@ bool Injector::inject(std::size_t i) {
         skip(i, "no path between the groups");
         return false;
       }
-      record(i, {{Atom("paths"), static_cast<std::int64_t>(ps.size())}});
+      record(i, {{kPaths, static_cast<std::int64_t>(ps.size())}});
       for (const auto& [a, b] : ps) {
         if (f.kind == Kind::partition) {
           if (!sim_.blocked(a, b)) {
@@ -341,7 +338,7 @@ bool Injector::inject(std::size_t i) {
         skip(i, "needs a tree path");
         return false;
       }
-      record(i, {{Atom("delay"), f.delay}});
+      record(i, {{keys::kDelay, f.delay}});
       sim_.delay_next_start(Atom(f.target.text), f.delay);
       return true;
   }
@@ -367,7 +364,7 @@ void Injector::on_event(const TraceEvent& e) {
         disarm(i);
       } else if (f.target.by == Target::By::path && e.kind == EventKind::system &&
                  e.name == kChildStarted) {
-        const Pid* p = pid_field(e);
+        const Pid* p = e.field<Pid>(kPid);
         if (p == nullptr) continue;
         const auto info = sim_.info(*p);
         if (info && info->label.name.text() == f.target.text) {

@@ -3,6 +3,7 @@
 // one spelling for the runner that emits them and the reports and tools that read them.
 
 #include "sim/atom.hpp"
+#include "sim/trace_keys.hpp"
 
 namespace lic::scenarios::run_events {
 
@@ -11,12 +12,12 @@ inline const Atom kScriptSkipped{"script_skipped"};  ///< {op, target, why}: not
 inline const Atom kScriptResult{"script_result"};    ///< {op, target, result}: a management call's result
 inline const Atom kWhichChildren{"which_children"};  ///< {target, children}
 
-// Field keys.
+// Field keys of its own (the others are in sim/trace_keys.hpp).
 inline const Atom kOp{"op"};
-inline const Atom kTarget{"target"};
-inline const Atom kPid{"pid"};
-inline const Atom kWhy{"why"};
-inline const Atom kResult{"result"};
 inline const Atom kChildren{"children"};
+using keys::kPid;
+using keys::kResult;
+using keys::kTarget;
+using keys::kWhy;
 
 }  // namespace lic::scenarios::run_events

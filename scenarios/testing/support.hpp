@@ -77,10 +77,7 @@ inline std::vector<const TraceEvent*> system_events(const Trace& t, const char* 
 /// A field of a system event, or nullptr.
 template <class T>
 const T* field(const TraceEvent& e, const char* key) {
-  for (const TraceField& f : e.fields()) {
-    if (f.key == Atom(key)) return std::get_if<T>(&f.value);
-  }
-  return nullptr;
+  return e.field<T>(Atom(key));
 }
 
 }  // namespace lic::scenarios::testing

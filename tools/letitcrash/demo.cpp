@@ -16,6 +16,7 @@
 #include "reports/atomic_file.hpp"
 #include "reports/trace_format.hpp"
 #include "sim/simulation.hpp"
+#include "sim/trace_keys.hpp"
 
 namespace lic::tools {
 namespace {
@@ -53,7 +54,7 @@ class Sink final : public Behaviour {
   }
   void handle_info(Context& ctx, const Message&) override {
     ++count_;
-    if (count_ % 10 == 0) ctx.emit(Atom("sink_progress"), {{Atom("received"), count_}});
+    if (count_ % 10 == 0) ctx.emit(Atom("sink_progress"), {{keys::kReceived, count_}});
   }
 
  private:
@@ -82,8 +83,8 @@ void watchdog(Context& ctx) {
   for (;;) {
     MessagePtr m = ctx.receive([](const Message& x) { return x.kind == MsgKind::exit; });
     if (m->from != parser) continue;
-    ctx.emit(Atom("parser_restarted"), {{Atom("reason"), to_string(m->reason)},
-                                        {Atom("start"), static_cast<std::int64_t>(starts + 1)}});
+    ctx.emit(Atom("parser_restarted"), {{keys::kReason, to_string(m->reason)},
+                                        {keys::kStart, static_cast<std::int64_t>(starts + 1)}});
     parser = start_parser(ctx, ++starts);
   }
 }
