@@ -33,6 +33,7 @@ packages=(
   libboost-fiber1.74-dev libboost-context1.74-dev
   catch2 librapidcheck-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   graphviz libsimgrid-dev
+  clang-tidy  # tools/function-size.sh: no function over 70 lines in scenarios/ and tools/
   python3 chromium fonts-liberation  # the reports' headless-browser check (tools/screenshot-check.py)
 )
 [ "$compiler" = clang ] && packages+=(clang)

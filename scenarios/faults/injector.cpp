@@ -231,61 +231,105 @@ void Injector::skip(std::size_t i, const std::string& why) {
                             {kWhy, why}});
 }
 
-bool Injector::inject(std::size_t i) {
+bool Injector::inject_process(std::size_t i) {
+  const Fault& f = faults_[i];
+  std::string why;
+  const Pid p = resolve(f.target, why);
+  if (!p) {
+    skip(i, why);
+    return false;
+  }
+  states_[i].target = p;
+  const Reason r = f.kind == Kind::kill ? Reason::kill() : f.reason;
+  // Recorded first: a check reading the trace sees the cause before the exit it causes.
+  record(i, {{kPid, p}, {kReason, Atom(lic::to_string(r))}});
+  if (f.kind == Kind::crash) sim_.crash(p, r);
+  else sim_.exit(p, r);
+  return true;
+}
+
+bool Injector::inject_node(std::size_t i) {
+  const Fault& f = faults_[i];
+  if (f.target.by != Target::By::node) {
+    skip(i, "needs a node target");
+    return false;
+  }
+  const Atom n(f.target.text);
+  const bool up = sim_.node_up(n);
+  if (f.kind == Kind::node_restart ? up : !up) {
+    skip(i, f.target.text + (up ? " is up" : " is down"));
+    return false;
+  }
+  record(i, {{kNode, n}});
+  if (f.kind == Kind::node_crash) {
+    sim_.crash_node(n);
+    if (f.restart_after) later(sim_.now() + *f.restart_after, [this, n] { sim_.restart_node(n); });
+  } else if (f.kind == Kind::node_restart) {
+    sim_.restart_node(n);
+  } else {
+    sim_.pause_node(n, f.duration);
+    if (f.mtbf) {
+      later(sim_.now() + f.duration, [this, i] {
+        if (sim_.node_up(Atom(faults_[i].target.text))) arm(i);
+      });
+    }
+  }
+  return true;
+}
+
+bool Injector::inject_window(std::size_t i) {
   const Fault& f = faults_[i];
   State& s = states_[i];
-  std::string why;
+  if (!s.effects.empty() || !s.blocked.empty()) {
+    skip(i, "its previous window is still open");
+    return false;
+  }
+  const auto ps = paths(f);
+  if (ps.empty()) {
+    skip(i, "no path between the groups");
+    return false;
+  }
+  record(i, {{kPaths, static_cast<std::int64_t>(ps.size())}});
+  for (const auto& [a, b] : ps) {
+    if (f.kind == Kind::partition) {
+      if (!sim_.blocked(a, b)) {
+        sim_.block(a, b);
+        s.blocked.emplace_back(a, b);
+      }
+      continue;
+    }
+    LinkEffect e;
+    e.from = a;
+    e.to = b;
+    if (f.kind == Kind::clog) e.clog = f.delay;
+    if (f.kind == Kind::loss) e.loss = f.ratio;
+    if (f.kind == Kind::duplicate) e.duplicate = f.ratio;
+    if (f.kind == Kind::reorder) e.reorder = f.ratio;
+    s.effects.push_back(sim_.add_link_effect(e));
+  }
+  if (f.duration > Duration::zero()) {
+    later(sim_.now() + f.duration, [this, i] {
+      end_window(i);
+      if (faults_[i].mtbf) arm(i);
+    });
+  } else {
+    // Open until healed: a partition's paths are the heal's business, not this fault's.
+    s.blocked.clear();
+  }
+  return true;
+}
+
+bool Injector::inject(std::size_t i) {
+  const Fault& f = faults_[i];
   switch (f.kind) {
     case Kind::crash:
     case Kind::kill:
-    case Kind::exit: {
-      const Pid p = resolve(f.target, why);
-      if (!p) {
-        skip(i, why);
-        return false;
-      }
-      s.target = p;
-      const Reason r = f.kind == Kind::kill ? Reason::kill() : f.reason;
-      // Recorded first: a check reading the trace sees the cause before the exit it causes.
-      record(i, {{kPid, p}, {kReason, Atom(lic::to_string(r))}});
-      if (f.kind == Kind::crash) {
-        sim_.crash(p, r);
-      } else {
-        sim_.exit(p, r);
-      }
-      return true;
-    }
+    case Kind::exit:
+      return inject_process(i);
     case Kind::node_crash:
     case Kind::node_restart:
-    case Kind::pause: {
-      if (f.target.by != Target::By::node) {
-        skip(i, "needs a node target");
-        return false;
-      }
-      const Atom n(f.target.text);
-      const bool up = sim_.node_up(n);
-      if (f.kind == Kind::node_restart ? up : !up) {
-        skip(i, f.target.text + (up ? " is up" : " is down"));
-        return false;
-      }
-      record(i, {{kNode, n}});
-      if (f.kind == Kind::node_crash) {
-        sim_.crash_node(n);
-        if (f.restart_after) {
-          later(sim_.now() + *f.restart_after, [this, n] { sim_.restart_node(n); });
-        }
-      } else if (f.kind == Kind::node_restart) {
-        sim_.restart_node(n);
-      } else {
-        sim_.pause_node(n, f.duration);
-        if (f.mtbf) {
-          later(sim_.now() + f.duration, [this, i] {
-            if (sim_.node_up(Atom(faults_[i].target.text))) arm(i);
-          });
-        }
-      }
-      return true;
-    }
+    case Kind::pause:
+      return inject_node(i);
     case Kind::heal:
       record(i, {});
       sim_.heal_all();
@@ -294,45 +338,8 @@ bool Injector::inject(std::size_t i) {
     case Kind::clog:
     case Kind::loss:
     case Kind::duplicate:
-    case Kind::reorder: {
-      if (!s.effects.empty() || !s.blocked.empty()) {
-        skip(i, "its previous window is still open");
-        return false;
-      }
-      const auto ps = paths(f);
-      if (ps.empty()) {
-        skip(i, "no path between the groups");
-        return false;
-      }
-      record(i, {{kPaths, static_cast<std::int64_t>(ps.size())}});
-      for (const auto& [a, b] : ps) {
-        if (f.kind == Kind::partition) {
-          if (!sim_.blocked(a, b)) {
-            sim_.block(a, b);
-            s.blocked.emplace_back(a, b);
-          }
-          continue;
-        }
-        LinkEffect e;
-        e.from = a;
-        e.to = b;
-        if (f.kind == Kind::clog) e.clog = f.delay;
-        if (f.kind == Kind::loss) e.loss = f.ratio;
-        if (f.kind == Kind::duplicate) e.duplicate = f.ratio;
-        if (f.kind == Kind::reorder) e.reorder = f.ratio;
-        s.effects.push_back(sim_.add_link_effect(e));
-      }
-      if (f.duration > Duration::zero()) {
-        later(sim_.now() + f.duration, [this, i] {
-          end_window(i);
-          if (faults_[i].mtbf) arm(i);
-        });
-      } else {
-        // Open until healed: a partition's paths are the heal's business, not this fault's.
-        s.blocked.clear();
-      }
-      return true;
-    }
+    case Kind::reorder:
+      return inject_window(i);
     case Kind::slow_start:
       if (f.target.by != Target::By::path) {
         skip(i, "needs a tree path");

@@ -56,6 +56,9 @@ class Injector final : public TraceSink {
   void schedule_at(std::size_t i, Time t);
   void fire(std::size_t i);
   bool inject(std::size_t i);
+  bool inject_process(std::size_t i);  ///< crash, kill, exit
+  bool inject_node(std::size_t i);     ///< node_crash, node_restart, pause
+  bool inject_window(std::size_t i);   ///< partition and the network windows
   void skip(std::size_t i, const std::string& why);
   void record(std::size_t i, std::vector<TraceField> extra);
   Pid resolve(const Target& t, std::string& why) const;
