@@ -1,0 +1,196 @@
+#include "cache/cache.hpp"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace cache {
+
+namespace {
+
+// What the processes say to each other.
+const lic::Atom kGet("get");      // a call: the payload is the key (std::int64_t)
+const lic::Atom kValue("value");  // the reply: the payload is the value
+const lic::Atom kError("error");  // the cache's reply when the backend did not answer
+const lic::Atom kTick("tick");
+
+// What they put in the trace (events and their fields, declared once).
+const lic::Atom kLookup("cache_lookup");  // {key, result: hit | miss | error}
+const lic::Atom kRequest("request");      // {n}: a client asks
+const lic::Atom kAnswer("answer");        // {n, result: value | unavailable}
+const lic::Atom kKey("key");
+const lic::Atom kN("n");
+const lic::Atom kResult("result");
+const lic::Atom kHit("hit"), kMiss("miss"), kUnavailable("unavailable");
+
+/// The backend: every get takes `latency`, and fails (the process crashes) with probability
+/// `fail`.
+class Backend final : public lic::Behaviour {
+ public:
+  Backend(lic::Atom name, lic::Duration latency, lic::Ratio fail) : name_(name), latency_(latency), fail_(fail) {}
+  lic::InitResult init(lic::Context& ctx) override {
+    ctx.register_name(name_);
+    return lic::InitResult::ok();
+  }
+  lic::CallReply handle_call(lic::Context& ctx, const lic::Message& m, lic::From) override {
+    const std::int64_t* key = m.payload.get<std::int64_t>();
+    if (m.tag != kGet || key == nullptr) return lic::CallReply::reply(kError);
+    ctx.sleep(latency_);
+    if (ctx.rng().chance(fail_)) throw std::runtime_error("backend_failure");
+    return lic::CallReply::reply(kValue, *key * *key);
+  }
+
+ private:
+  lic::Atom name_;
+  lic::Duration latency_;
+  lic::Ratio fail_;
+};
+
+/// The cache: answers from its map, or asks the backend (waiting at most `timeout`) and keeps
+/// the answer. It starts empty: a restart loses what it held.
+class Server final : public lic::Behaviour {
+ public:
+  Server(lic::Atom name, lic::Atom backend, lic::Duration timeout) : name_(name), backend_(backend), timeout_(timeout) {}
+  lic::InitResult init(lic::Context& ctx) override {
+    ctx.register_name(name_);
+    return lic::InitResult::ok();
+  }
+  lic::CallReply handle_call(lic::Context& ctx, const lic::Message& m, lic::From) override {
+    const std::int64_t* key = m.payload.get<std::int64_t>();
+    if (m.tag != kGet || key == nullptr) return lic::CallReply::reply(kError);
+    if (const auto it = held_.find(*key); it != held_.end()) {
+      ctx.emit(kLookup, {{kKey, *key}, {kResult, kHit}});
+      return lic::CallReply::reply(kValue, it->second);
+    }
+    const lic::Pid backend = ctx.whereis(backend_);
+    const lic::CallResult r = backend ? ctx.call(backend, kGet, *key, timeout_) : lic::CallResult{lic::CallResult::Status::down};
+    const std::int64_t* value = r.ok() ? r.reply->payload.get<std::int64_t>() : nullptr;
+    ctx.emit(kLookup, {{kKey, *key}, {kResult, value != nullptr ? kMiss : kError}});
+    if (value == nullptr) return lic::CallReply::reply(kError);
+    held_[*key] = *value;
+    return lic::CallReply::reply(kValue, *value);
+  }
+
+ private:
+  lic::Atom name_;
+  lic::Atom backend_;
+  lic::Duration timeout_;
+  std::map<std::int64_t, std::int64_t> held_;
+};
+
+/// The client: every `interval` asks the cache for one of `keys` keys.
+class Client final : public lic::Behaviour {
+ public:
+  Client(lic::Atom cache, lic::Duration interval, std::int64_t keys, lic::Duration timeout)
+      : cache_(cache), interval_(interval), keys_(keys), timeout_(timeout) {}
+  lic::InitResult init(lic::Context& ctx) override {
+    ctx.send_after(interval_, ctx.self(), kTick);
+    return lic::InitResult::ok();
+  }
+  void handle_info(lic::Context& ctx, const lic::Message& m) override {
+    if (m.tag != kTick) return;
+    ctx.send_after(interval_, ctx.self(), kTick);
+    const auto key = static_cast<std::int64_t>(ctx.rng().uniform(static_cast<std::uint64_t>(keys_)));
+    ctx.emit(kRequest, {{kN, ++n_}});
+    const lic::Pid cache = ctx.whereis(cache_);
+    const lic::CallResult r = cache ? ctx.call(cache, kGet, key, timeout_) : lic::CallResult{lic::CallResult::Status::down};
+    const bool answered = r.ok() && r.reply->tag == kValue;
+    ctx.emit(kAnswer, {{kN, n_}, {kResult, answered ? kValue : kUnavailable}});
+  }
+
+ private:
+  lic::Atom cache_;
+  lic::Duration interval_;
+  std::int64_t keys_;
+  lic::Duration timeout_;
+  std::int64_t n_ = 0;
+};
+
+/// `cache.answered`: every request was answered (unless its client died waiting), and at most
+/// `max_unavailable` of the answers were "unavailable".
+lic::CheckJudge answered(lic::Args& a) {
+  const lic::Ratio most = a.ratio("max_unavailable");
+  return [most](const lic::CheckInput& in) {
+    std::set<std::pair<lic::Pid, std::int64_t>> open;  // requests not answered yet
+    std::int64_t requests = 0, unavailable = 0, abandoned = 0;
+    for (const lic::TraceEvent& e : *in.events) {
+      const std::int64_t* n = e.field<std::int64_t>(kN);
+      if (e.kind == lic::EventKind::system && e.name == kRequest && n != nullptr) {
+        ++requests;
+        open.insert({e.pid, *n});
+      } else if (e.kind == lic::EventKind::system && e.name == kAnswer && n != nullptr) {
+        open.erase({e.pid, *n});
+        if (e.text(kResult) == "unavailable") ++unavailable;
+      } else if (e.kind == lic::EventKind::exit) {
+        abandoned += static_cast<std::int64_t>(std::erase_if(open, [&](const auto& r) { return r.first == e.pid; }));
+      }
+    }
+    const std::int64_t answers = requests - abandoned - static_cast<std::int64_t>(open.size());
+    // unavailable / answers <= num / den, in integers.
+    const bool few = static_cast<std::uint64_t>(unavailable) * most.den <= static_cast<std::uint64_t>(answers) * most.num;
+    const bool passed = requests > 0 && open.empty() && few;
+    return lic::Verdict{passed, std::to_string(requests) + " requests: " + std::to_string(answers) + " answered (" +
+                                    std::to_string(unavailable) + " unavailable, at most " +
+                                    lic::scenarios::format_ratio(most) + " allowed), " + std::to_string(abandoned) +
+                                    " abandoned by a client that died, " + std::to_string(open.size()) + " unanswered"};
+  };
+}
+
+}  // namespace
+
+void add_to(lic::Registry& r) {
+  r.add(lic::BehaviourInfo{
+      "cache.backend", "a slow store: each get takes `latency` and crashes the process with probability `fail`",
+      {{"name", "string", "Backend", "the name it registers"},
+       {"latency", "duration", "20ms", "how long a get takes"},
+       {"fail", "ratio", "0", "the chance that a get crashes it"}},
+      [](lic::Args& a) -> lic::BehaviourFactory {
+        const lic::Atom name = a.atom("name");
+        const lic::Duration latency = a.duration("latency");
+        const lic::Ratio fail = a.ratio("fail");
+        return [=](const std::string&) { return std::make_unique<Backend>(name, latency, fail); };
+      }});
+  r.add(lic::BehaviourInfo{
+      "cache.server", "a read-through cache: answers from memory, or asks the backend waiting at most `timeout`",
+      {{"name", "string", "Cache", "the name it registers"},
+       {"backend", "string", "Backend", "the backend's registered name"},
+       {"timeout", "duration", "100ms", "how long it waits for the backend"}},
+      [](lic::Args& a) -> lic::BehaviourFactory {
+        const lic::Atom name = a.atom("name");
+        const lic::Atom backend = a.atom("backend");
+        const lic::Duration timeout = a.positive("timeout");
+        return [=](const std::string&) { return std::make_unique<Server>(name, backend, timeout); };
+      }});
+  r.add(lic::BehaviourInfo{
+      "cache.client", "asks the cache for a random key every `interval` and traces each request and its answer",
+      {{"cache", "string", "Cache", "the cache's registered name"},
+       {"interval", "duration", "50ms", "the time between requests"},
+       {"keys", "int", "100", "how many different keys it asks for"},
+       {"timeout", "duration", "1s", "how long it waits for an answer"}},
+      [](lic::Args& a) -> lic::BehaviourFactory {
+        const lic::Atom cache = a.atom("cache");
+        const lic::Duration interval = a.positive("interval");
+        const std::int64_t keys = a.integer("keys");
+        if (keys < 1) a.invalid("keys", "must be 1 or more");
+        const lic::Duration timeout = a.positive("timeout");
+        return [=](const std::string&) { return std::make_unique<Client>(cache, interval, keys, timeout); };
+      }});
+  r.add(lic::CheckInfo{"cache.answered",
+                       "every client request was answered (unless its client died), at most `max_unavailable` of them "
+                       "with unavailable",
+                       {{"max_unavailable", "ratio", "0", "the largest share of answers that may be unavailable"}},
+                       answered});
+}
+
+const lic::Registry& registry() {
+  static const lic::Registry r = [] {
+    lic::Registry with = lic::Registry::with_builtins();
+    add_to(with);
+    return with;
+  }();
+  return r;
+}
+
+}  // namespace cache

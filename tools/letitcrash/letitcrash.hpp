@@ -1,0 +1,64 @@
+#pragma once
+// letitcrash as a library: #include <letitcrash/letitcrash.hpp> (docs/library.md).
+//
+// What a user's own project does with it:
+//   - writes its processes as lic::Behaviour subclasses (GenServer-style callbacks, sim/process.hpp)
+//     or free-form bodies, under virtual time (never a wall clock or an unseeded random number:
+//     Context::now(), Context::rng());
+//   - registers them, and its own checks, with names, argument schemas and help
+//     (lic::Registry::add; the built-in catalogue adds itself the same way);
+//   - runs a scenario file, or a scenario built in code, for one seed (lic::run) or a seed range
+//     (lic::run_seeds), and reads the verdicts, the trace hash and the trace, or writes the reports
+//     (lic::write_run_reports);
+//   - builds its own `letitcrash` that knows its behaviours: main() returns
+//     lic::cli_main(argc, argv, registry);
+//   - in its Catch2 tests, asserts that a file holds over a range of seeds, a failure printing the
+//     command that reproduces it (<letitcrash/testing.hpp>, target letitcrash::testing).
+
+#include "scenarios/args.hpp"
+#include "scenarios/behaviours/table.hpp"
+#include "scenarios/checks/table.hpp"
+#include "scenarios/file/read.hpp"
+#include "scenarios/file/validate.hpp"
+#include "scenarios/file/write.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/run/replay.hpp"
+#include "scenarios/run/report.hpp"
+#include "scenarios/run/runner.hpp"
+#include "scenarios/run/sweep.hpp"
+#include "scenarios/scenario.hpp"
+#include "sim/process.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace_keys.hpp"
+#include "supervision/events.hpp"
+#include "supervision/lifecycle.hpp"
+#include "supervision/supervisor.hpp"
+#include "supervision/tree_path.hpp"
+#include "tools/letitcrash/cli.hpp"
+
+namespace lic {
+
+// The names a user's project reaches for most, without the stage they live in.
+using scenarios::ArgInfo;
+using scenarios::Args;
+using scenarios::BehaviourFactory;
+using scenarios::BehaviourInfo;
+using scenarios::CheckInfo;
+using scenarios::CheckInput;
+using scenarios::CheckJudge;
+using scenarios::CheckResult;
+using scenarios::load_scenario;
+using scenarios::ParseResult;
+using scenarios::Registry;
+using scenarios::run;
+using scenarios::run_seeds;
+using scenarios::RunOptions;
+using scenarios::RunResult;
+using scenarios::Scenario;
+using scenarios::SeedRange;
+using scenarios::SeedResult;
+using scenarios::SweepOptions;
+using scenarios::Verdict;
+using scenarios::write_run_reports;
+
+}  // namespace lic
