@@ -40,10 +40,10 @@ std::vector<std::string> names_of(const std::vector<Info>& all) {
 
 Registry Registry::with_builtins() {
   Registry r;
-  add_stock_behaviours(r);
-  add_pipeline_behaviours(r);
-  add_peer_behaviour(r);
-  add_builtin_checks(r);
+  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours}) {
+    for (BehaviourInfo& b : list()) r.add(std::move(b));
+  }
+  for (CheckInfo& c : builtin_checks()) r.add(std::move(c));
   return r;
 }
 

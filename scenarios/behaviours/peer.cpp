@@ -2,7 +2,6 @@
 
 #include "scenarios/behaviours/table.hpp"
 #include "sim/trace_keys.hpp"
-#include "scenarios/registry.hpp"
 
 namespace lic::scenarios::systems {
 
@@ -64,8 +63,8 @@ void Peer::handle_info(Context& ctx, const Message& m) {
 
 namespace lic::scenarios {
 
-void add_peer_behaviour(Registry& r) {
-  r.add(BehaviourInfo{
+std::vector<BehaviourInfo> peer_behaviours() {
+  return {BehaviourInfo{
       "peer",
       "keeps a link to the process registered as `peer` (on any node) and pings it every interval: cross-node "
       "traffic; losing an established link is peer_lost (a crash with crash_on_disconnect), a failed attempt "
@@ -81,7 +80,7 @@ void add_peer_behaviour(Registry& r) {
         c.interval = a.positive("interval");
         c.crash_on_disconnect = a.flag("crash_on_disconnect");
         return [c](const std::string&) { return std::make_unique<systems::Peer>(c); };
-      }});
+      }}};
 }
 
 }  // namespace lic::scenarios

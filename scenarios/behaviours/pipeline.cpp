@@ -6,7 +6,6 @@
 
 #include "properties/conservation.hpp"
 #include "scenarios/behaviours/table.hpp"
-#include "scenarios/registry.hpp"
 
 namespace lic::scenarios::pipeline {
 
@@ -256,8 +255,9 @@ BehaviourFactory build_dead_letter(Args& a) {
 
 }  // namespace
 
-void add_pipeline_behaviours(Registry& r) {
-  r.add(BehaviourInfo{"pipeline.reader",
+std::vector<BehaviourInfo> pipeline_behaviours() {
+  std::vector<BehaviourInfo> r;
+  r.push_back(BehaviourInfo{"pipeline.reader",
                       "seed 000's Input.Reader: one line `k,v` a tick, each traced line_emitted {seq} and sent to `to`",
                       {{"interval", "duration", "50ms", "the time between lines (more than 0)"},
                        {"negative", "ratio", "0", "the share of lines with v < 0 (they crash the validator)"},
@@ -265,21 +265,22 @@ void add_pipeline_behaviours(Registry& r) {
                        name_arg("Input.Reader"),
                        {"to", "string", "Input.Parser", "where lines go"}},
                       build_reader});
-  r.add(BehaviourInfo{"pipeline.parser",
+  r.push_back(BehaviourInfo{"pipeline.parser",
                       "seed 000's Input.Parser: splits `k,v`, sends events to `to` and unparsable lines to `dead_letter`",
                       {name_arg("Input.Parser"),
                        {"to", "string", "Input.Validator", "where parsed events go"},
                        {"dead_letter", "string", "DeadLetter.Sink", "where unparsable lines go"}},
                       build_parser});
-  r.add(BehaviourInfo{"pipeline.validator",
+  r.push_back(BehaviourInfo{"pipeline.validator",
                       "seed 000's Input.Validator: crashes on v < 0 (the event is lost: line_lost, why crashed), "
                       "sends the rest to `to`",
                       {name_arg("Input.Validator"), {"to", "string", "DB.Sink", "where valid events go"}},
                       build_validator});
-  r.add(BehaviourInfo{"pipeline.sink", "seed 000's DB.Sink: stores events (line_stored)", {name_arg("DB.Sink")},
+  r.push_back(BehaviourInfo{"pipeline.sink", "seed 000's DB.Sink: stores events (line_stored)", {name_arg("DB.Sink")},
                       build_sink});
-  r.add(BehaviourInfo{"pipeline.dead_letter", "seed 000's DeadLetter.Sink: collects unparsable lines (line_dead_lettered)",
+  r.push_back(BehaviourInfo{"pipeline.dead_letter", "seed 000's DeadLetter.Sink: collects unparsable lines (line_dead_lettered)",
                       {name_arg("DeadLetter.Sink")}, build_dead_letter});
+  return r;
 }
 
 }  // namespace lic::scenarios

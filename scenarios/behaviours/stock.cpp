@@ -2,7 +2,6 @@
 // supervision/stock_worker.hpp under one name per way of behaving.
 
 #include "scenarios/behaviours/table.hpp"
-#include "scenarios/registry.hpp"
 #include "supervision/stock_worker.hpp"
 
 namespace lic::scenarios {
@@ -81,33 +80,35 @@ BehaviourFactory build_ticker(Args& a) {
 
 }  // namespace
 
-void add_stock_behaviours(Registry& r) {
-  r.add(BehaviourInfo{"idle", "does nothing; stops at once when asked", stock_args({}),
+std::vector<BehaviourInfo> stock_behaviours() {
+  std::vector<BehaviourInfo> r;
+  r.push_back(BehaviourInfo{"idle", "does nothing; stops at once when asked", stock_args({}),
                       [](Args& a) { return of(stock(a)); }});
-  r.add(BehaviourInfo{"trap_exit", "traps exits; asked to stop (shutdown), it takes shutdown_delay to stop",
+  r.push_back(BehaviourInfo{"trap_exit", "traps exits; asked to stop (shutdown), it takes shutdown_delay to stop",
                       stock_args({{"shutdown_delay", "duration", "0", "how long its stop takes"}}), build_trap_exit});
-  r.add(BehaviourInfo{"stall",
+  r.push_back(BehaviourInfo{"stall",
                       "traps exits and never stops when asked: its supervisor kills it after the child's "
                       "shutdown timeout (never, with shutdown: infinity)",
                       stock_args({}), build_stall});
-  r.add(BehaviourInfo{"crash_after", "crashes with reason, after each successful init (every incarnation)",
+  r.push_back(BehaviourInfo{"crash_after", "crashes with reason, after each successful init (every incarnation)",
                       stock_args({{"after", "duration", "", "how long after init it crashes"},
                                   {"reason", "reason", "{error,crash}", kReasonHelp}}),
                       build_crash_after});
-  r.add(BehaviourInfo{"flaky",
+  r.push_back(BehaviourInfo{"flaky",
                       "crashes with reason after an exponentially distributed time with mean mtbf from each "
                       "successful init, drawn from the process's own random stream",
                       stock_args({{"mtbf", "duration", "", "the mean time to its crash (more than 0)"},
                                   {"reason", "reason", "{error,crash}", kReasonHelp}}),
                       build_flaky});
-  r.add(BehaviourInfo{"echo",
+  r.push_back(BehaviourInfo{"echo",
                       "answers each call with the call's own tag and payload; sends each plain message "
                       "from another process back to it",
                       stock_args({}), build_echo});
-  r.add(BehaviourInfo{"ticker", "sends itself a tick every interval from init and traces each as a `tick {n}` event",
+  r.push_back(BehaviourInfo{"ticker", "sends itself a tick every interval from init and traces each as a `tick {n}` event",
                       stock_args({{"interval", "duration", "1s", "the time between ticks (more than 0)"},
                                   {"ticks", "int", "0", "ends normal after this many ticks; 0: never"}}),
                       build_ticker});
+  return r;
 }
 
 }  // namespace lic::scenarios

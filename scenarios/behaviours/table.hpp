@@ -1,9 +1,10 @@
 #pragma once
 // What a scenario file can name as a worker (`behaviour: idle`, `behaviour: pipeline.reader`):
 // each behaviour once, with its arguments and help, and how to build it from them. The built-in
-// ones (stock workers for testing supervisors, the reference systems' processes) are added to a
-// Registry (scenarios/registry.hpp) by the functions below, through the same Registry::add a
-// user's own code calls (docs/library.md); `letitcrash validate --list` prints them all.
+// ones (stock workers for testing supervisors, the reference systems' processes) are listed by
+// the functions below and added to a Registry (scenarios/registry.hpp) through the same
+// Registry::add a user's own code calls (docs/library.md); `letitcrash validate --list` prints
+// them all.
 
 #include <functional>
 #include <memory>
@@ -14,8 +15,6 @@
 #include "sim/process.hpp"
 
 namespace lic::scenarios {
-
-class Registry;
 
 /// Makes one instance of a behaviour. `start_arg` is the argument of a simple_one_for_one
 /// start_child ("" otherwise).
@@ -32,10 +31,10 @@ struct BehaviourInfo {
 };
 
 /// The stock workers: idle, trap_exit, stall, crash_after, flaky, echo, ticker.
-void add_stock_behaviours(Registry& r);
+std::vector<BehaviourInfo> stock_behaviours();
 /// Seed 000's mini pipeline: pipeline.reader, parser, validator, sink, dead_letter.
-void add_pipeline_behaviours(Registry& r);
+std::vector<BehaviourInfo> pipeline_behaviours();
 /// The cross-node peer (partition scenarios).
-void add_peer_behaviour(Registry& r);
+std::vector<BehaviourInfo> peer_behaviours();
 
 }  // namespace lic::scenarios

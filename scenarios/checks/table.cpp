@@ -6,7 +6,6 @@
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
 #include "scenarios/checks/model.hpp"
-#include "scenarios/registry.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::scenarios {
@@ -122,27 +121,29 @@ const ArgInfo kOf{"of", "path", "", "the tree path it is about"};
 
 }  // namespace
 
-void add_builtin_checks(Registry& r) {
-  r.add(CheckInfo{"converges", "after the quiet phase every permanent child runs and no restart is pending", {},
+std::vector<CheckInfo> builtin_checks() {
+  std::vector<CheckInfo> r;
+  r.push_back(CheckInfo{"converges", "after the quiet phase every permanent child runs and no restart is pending", {},
                   plain(converges)});
-  r.add(CheckInfo{"no_escalation", "no root supervisor reached its restart intensity", {},
+  r.push_back(CheckInfo{"no_escalation", "no root supervisor reached its restart intensity", {},
                   [](Args&) { return escalation(false); }});
-  r.add(CheckInfo{"escalates", "a root supervisor reached its restart intensity (the run expects it)", {},
+  r.push_back(CheckInfo{"escalates", "a root supervisor reached its restart intensity (the run expects it)", {},
                   [](Args&) { return escalation(true); }});
-  r.add(CheckInfo{"availability", "the subtree at `of` was up at least `min` of the run",
+  r.push_back(CheckInfo{"availability", "the subtree at `of` was up at least `min` of the run",
                   {kOf, {"min", "ratio", "", "the least acceptable fraction of the run"}}, availability});
-  r.add(CheckInfo{"alive", "a process runs at `of` at the end", {kOf}, alive});
-  r.add(CheckInfo{"conservation",
+  r.push_back(CheckInfo{"alive", "a process runs at `of` at the end", {kOf}, alive});
+  r.push_back(CheckInfo{"conservation",
                   "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", {},
                   plain(conservation)});
-  r.add(CheckInfo{"restarts", "the process at `of` was restarted exactly `count` or at most `max` times",
+  r.push_back(CheckInfo{"restarts", "the process at `of` was restarted exactly `count` or at most `max` times",
                   {kOf, {"max", "int", "", "at most this many restarts", true},
                    {"count", "int", "", "exactly this many restarts", true}},
                   restarts});
-  r.add(CheckInfo{"model",
+  r.push_back(CheckInfo{"model",
                   "the trace equals the reference model of OTP supervision's prediction, event for event (files "
                   "inside what the model covers: docs/scenario-format.md)",
                   {}, plain(model)});
+  return r;
 }
 
 std::vector<CheckDecl> effective_checks(const Scenario& s) {
@@ -150,34 +151,6 @@ std::vector<CheckDecl> effective_checks(const Scenario& s) {
   std::vector<CheckDecl> out;
   out.push_back(CheckDecl{s.expect_escalation ? "escalates" : "no_escalation"});
   if (s.quiet && !s.expect_escalation) out.push_back(CheckDecl{"converges"});
-  return out;
-}
-
-std::string check_title(const CheckDecl& c, const Registry& r) {
-  if (const CheckInfo* info = r.check(c.name)) {
-    for (const ArgInfo& a : info->args) {
-      const ArgValue* v = c.arg(a.name);
-      if (a.type == "path" && v != nullptr && !v->is_list) return c.name + "(" + v->scalar + ")";
-    }
-  }
-  return c.name;
-}
-
-std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in, const Registry& r) {
-  std::vector<CheckResult> out;
-  for (const CheckDecl& c : checks) {
-    std::vector<Diagnostic> errors;
-    const CheckJudge judge = r.make_check(c, errors);
-    CheckResult res{check_title(c, r), false, ""};
-    if (!judge) {
-      res.detail = errors.empty() ? "cannot be judged" : errors.front().message;
-    } else {
-      Verdict v = judge(in);
-      res.passed = v.passed;
-      res.detail = std::move(v.detail);
-    }
-    out.push_back(std::move(res));
-  }
   return out;
 }
 

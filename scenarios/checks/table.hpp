@@ -2,8 +2,9 @@
 // The checks a scenario file can ask for (`checks:`), each once: its name, its arguments, its
 // help, and its judge, a pure function of the finished run: the trace, the phases and the final
 // state (DESIGN.md §5). The CLI, the catalogue tests, the sweeps and a user's own tests all judge
-// a run with these. The built-in checks are added to a Registry (scenarios/registry.hpp) by
-// add_builtin_checks, through the same Registry::add a user's own code calls (docs/library.md).
+// a run with these. The built-in checks are listed by builtin_checks and added to a Registry
+// (scenarios/registry.hpp) through the same Registry::add a user's own code calls
+// (docs/library.md); run/judge.hpp judges a run's checks.
 
 #include <cstdint>
 #include <functional>
@@ -17,8 +18,6 @@
 #include "sim/trace.hpp"
 
 namespace lic::scenarios {
-
-class Registry;
 
 /// What a check reads: the finished run.
 struct CheckInput {
@@ -61,17 +60,10 @@ struct CheckResult {
 };
 
 /// converges, no_escalation, escalates, availability, alive, conservation, restarts, model.
-void add_builtin_checks(Registry& r);
+std::vector<CheckInfo> builtin_checks();
 
 /// The checks a scenario runs: its own, or when it names none, `no_escalation` (`escalates`
 /// when it expects escalation) and, with a quiet phase, `converges`.
 std::vector<CheckDecl> effective_checks(const Scenario& s);
-
-/// A check's title in reports: its name, and its first path argument in brackets.
-std::string check_title(const CheckDecl& c, const Registry& r);
-
-/// Judges every check. A check the registry does not know (or whose arguments do not read) fails
-/// with the reason; the scenario's validation reports both before a run.
-std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const CheckInput& in, const Registry& r);
 
 }  // namespace lic::scenarios

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "scenarios/run/judge.hpp"
 #include "scenarios/run/world.hpp"
 
 namespace lic::scenarios {

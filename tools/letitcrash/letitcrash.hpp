@@ -24,6 +24,7 @@
 #include "scenarios/registry.hpp"
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
+#include "scenarios/run/judge.hpp"
 #include "scenarios/run/runner.hpp"
 #include "scenarios/run/sweep.hpp"
 #include "scenarios/scenario.hpp"
