@@ -33,6 +33,14 @@ bool has_reason(EventKind k) {
          k == EventKind::drop;
 }
 
+bool is_chan(EventKind k) {
+  return k == EventKind::chan_make || k == EventKind::chan_send || k == EventKind::chan_recv ||
+         k == EventKind::chan_close || k == EventKind::chan_wait || k == EventKind::chan_wake;
+}
+
+/// A channel event's size key: a channel's capacity when made, its length after anything else.
+const char* chan_size_key(EventKind k) { return k == EventKind::chan_make ? "cap" : "len"; }
+
 }  // namespace
 
 std::string format_pid(Pid p) { return p ? fmt::format("<0.{}.0>", p.id) : "world"; }
@@ -45,8 +53,10 @@ std::string format_event_text(const TraceEvent& e) {
                                                              : std::string(to_string(e.kind)));
   if (e.other) line += " other=" + format_pid(e.other);
   if (!e.tag.empty()) line += fmt::format(" tag={}", e.tag.text());
-  if (e.msg != 0) line += fmt::format(" msg={}", e.msg);
+  if (is_chan(e.kind)) line += fmt::format(" {}={}", chan_size_key(e.kind), e.msg);
+  else if (e.msg != 0) line += fmt::format(" msg={}", e.msg);
   if (has_reason(e.kind)) line += " reason=" + to_string(e.reason);
+  if (is_chan(e.kind) && !e.reason.detail.empty()) line += fmt::format(" op={}", e.reason.detail.text());
   for (const TraceField& f : e.fields()) line += fmt::format(" {}={}", f.key.text(), field_text(f.value));
   return line;
 }
@@ -64,8 +74,10 @@ std::string format_event_json(const TraceEvent& e) {
   }
   if (e.other) j["other"] = e.other.id;
   if (!e.tag.empty()) j["tag"] = std::string(e.tag.text());
-  if (e.msg != 0) j["msg"] = e.msg;
+  if (is_chan(e.kind)) j[chan_size_key(e.kind)] = e.msg;
+  else if (e.msg != 0) j["msg"] = e.msg;
   if (has_reason(e.kind)) j["reason"] = to_string(e.reason);
+  if (is_chan(e.kind) && !e.reason.detail.empty()) j["op"] = std::string(e.reason.detail.text());
   if (e.field_count != 0) {
     nlohmann::ordered_json f = nlohmann::ordered_json::object();
     for (const TraceField& x : e.fields()) f[std::string(x.key.text())] = field_json(x.value);

@@ -8,10 +8,6 @@
 
 namespace lic {
 
-struct Kernel {
-  static Simulation::Impl& of(Simulation& s) { return *s.impl_; }
-};
-
 namespace {
 auto& kernel(Simulation& s) { return Kernel::of(s); }
 

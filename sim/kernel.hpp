@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <set>
+#include <span>
 #include <exception>
 #include <functional>
 #include <map>
@@ -115,6 +116,30 @@ struct Channel {
   LinkParams params;
 };
 
+struct ChanWaiter;
+
+/// A channel (channel.cpp): its buffer, and who waits on it, first come first served.
+struct ChanState {
+  Atom name;
+  std::size_t cap = 0;
+  std::uint32_t node = 0;
+  bool closed = false;
+  std::deque<Payload> buf;
+  std::deque<std::pair<ChanWaiter*, std::size_t>> sendq;  // a waiter and the index of its case
+  std::deque<std::pair<ChanWaiter*, std::size_t>> recvq;
+};
+
+/// A process blocked in a channel operation or a select; lives on its stack while it waits, and
+/// is taken off every queue when it is done, times out or dies.
+struct ChanWaiter {
+  Process* p = nullptr;
+  std::span<SelectCase> cases;
+  int chosen = -1;
+  bool done = false;
+  bool closed = false;  // the chosen case is a send woken by close: it crashes
+  Pid by;               // who completed it
+};
+
 /// Something crossing the network: a message, or an exit signal (which is not a message until a
 /// trapping receiver turns it into one).
 struct Flight {
@@ -173,6 +198,7 @@ struct Simulation::Impl {
   std::size_t paused_nodes = 0;  // nodes with a pause pending (a fast check in dispatch)
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
+  std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)
 
   explicit Impl(Simulation& s);
   ~Impl();
@@ -196,6 +222,9 @@ struct Simulation::Impl {
   FiberSystem::Fiber* take_runner();
   void check(Process* p);
   MessagePtr wait(Process* p, Match match, Duration timeout);
+  /// Blocks p until unpark(p) or `timeout` (mail does not wake it); true when unparked.
+  bool park(Process* p, Duration timeout);
+  void unpark(Process* p);
   void schedule_run(Process* p);
   void teardown();
   static FiberSystem::Fiber* runner_main(void* arg);
@@ -251,6 +280,12 @@ struct Simulation::Impl {
   }
   void record(EventKind kind, const Process* p, Pid pid, Pid other, Reason reason, Atom tag,
               std::uint64_t msg);
+};
+
+/// The kernel behind a Simulation, for the sim/*.cpp files that implement Context's calls.
+struct Kernel {
+  using Impl = Simulation::Impl;
+  static Impl& of(Simulation& s) { return *s.impl_; }
 };
 
 }  // namespace lic

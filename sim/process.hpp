@@ -13,9 +13,11 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <span>
 #include <vector>
 
 #include "sim/atom.hpp"
+#include "sim/channel.hpp"
 #include "sim/exit_reason.hpp"
 #include "sim/message.hpp"
 #include "sim/pid.hpp"
@@ -193,6 +195,26 @@ class Context {
 
   /// Records an event of the system under test (a supervisor report, a pipeline stage's work).
   void emit(Atom name, std::vector<TraceField> fields = {});
+
+  // Channels (sim/channel.hpp: Go's rules).
+  /// A channel of `capacity` (0: a rendezvous) named `name` in the trace, on this node.
+  Chan make_chan(std::size_t capacity, Atom name);
+  /// Sends `value`, waiting while the channel is full; crashes on a closed channel.
+  void chan_send(Chan c, Payload value);
+  /// Receives, waiting while the channel is empty and open; ok = false once closed and drained.
+  ChanRecv chan_recv(Chan c);
+  /// Closes the channel; crashes when it is closed already.
+  void chan_close(Chan c);
+  std::size_t chan_len(Chan c) const;
+  std::size_t chan_cap(Chan c) const;
+  bool chan_closed(Chan c) const;
+  /// Waits until one of `cases` can proceed, does it and returns its index; -1 when `timeout`
+  /// passes first (Duration::zero(): do one that is ready now, else -1 at once, Go's default).
+  int select(std::span<SelectCase> cases, Duration timeout = Duration::max());
+  /// A context with cancel (its done channel, named `name`).
+  CancelContext make_context(Atom name);
+  /// Cancels it: closes its done channel unless closed already.
+  void cancel(const CancelContext& c);
 
  private:
   Simulation* sim_;

@@ -258,6 +258,29 @@ MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
   }
 }
 
+bool Simulation::Impl::park(Process* p, Duration timeout) {
+  check(p);
+  const Time until = timeout == Duration::max() ? Time::max() : sim.now_ + timeout;
+  p->waiting = true;
+  p->timed_out = false;
+  p->wait_match = nullptr;  // no message wakes it
+  const std::uint32_t token = ++p->wait_token;
+  const bool timed = until != Time::max();
+  const std::uint64_t timer = timed ? queue.push(until, EventQueue::Item{kTimeout, token, p->pid.id}) : 0;
+  block(p);
+  p->waiting = false;
+  if (timed && !p->timed_out) queue.cancel(timer);
+  check(p);
+  return !p->timed_out;
+}
+
+void Simulation::Impl::unpark(Process* p) {
+  if (p->dead || !p->waiting || p->wait_match != nullptr) return;
+  p->waiting = false;
+  ++p->wait_token;  // the pending timeout is now stale
+  schedule_run(p);
+}
+
 // ---- free-form processes -------------------------------------------------------------------
 
 void Simulation::Impl::start_free_form(Process* p) {

@@ -77,6 +77,9 @@ class Simulation {
   /// runs `d` after the spawn, so its supervisor waits that long (the `slow_start` fault).
   /// Zero drops a delay not yet used.
   void delay_next_start(Atom label, Duration d);
+  /// A channel (sim/channel.hpp) made by the world on `node` (empty: the default node), for the
+  /// processes there to share (tests, and systems set up from outside).
+  Chan make_chan(std::size_t capacity, Atom name, Atom node = {});
   /// Runs `fn` in the kernel at time `at` (not before now); returns an id for cancel().
   std::uint64_t schedule(Time at, std::function<void()> fn);
   void cancel(std::uint64_t id);

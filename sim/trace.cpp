@@ -55,6 +55,12 @@ std::string_view to_string(EventKind k) {
     case EventKind::node_pause: return "node_pause";
     case EventKind::node_resume: return "node_resume";
     case EventKind::link_change: return "link_change";
+    case EventKind::chan_make: return "chan_make";
+    case EventKind::chan_send: return "chan_send";
+    case EventKind::chan_recv: return "chan_recv";
+    case EventKind::chan_close: return "chan_close";
+    case EventKind::chan_wait: return "chan_wait";
+    case EventKind::chan_wake: return "chan_wake";
   }
   return "?";
 }

@@ -50,6 +50,14 @@ enum class EventKind : std::uint16_t {
   node_pause,   ///< the node runs nothing until msg (ns of virtual time)
   node_resume,  ///< the pause ended
   link_change,  ///< the path from `node` to `tag` changed (latency, loss, clog, ...)
+  // Channels (sim/channel.hpp). `tag` is the channel's name, `msg` its length after the event.
+  chan_make,    ///< pid made the channel; msg = its capacity
+  chan_send,    ///< pid sent on it; other = the receiver it was handed to, if one waited
+  chan_recv,    ///< pid received from it; other = the sender it came from, if one waited;
+                ///< reason `closed` when the channel was closed and drained (ok = false)
+  chan_close,   ///< pid closed it
+  chan_wait,    ///< pid waits on it; reason `send` or `recv` (one event per case of a select)
+  chan_wake,    ///< pid stops waiting; reason: `done` (other = who completed it), `closed`, `timeout`
 };
 
 std::string_view to_string(EventKind k);

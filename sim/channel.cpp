@@ -1,0 +1,258 @@
+// Channels with Go's semantics (sim/channel.hpp). A ready operation happens at once in the
+// calling process; otherwise the process waits in a ChanWaiter queued on each channel it waits
+// on, and the process that makes its case possible completes it (hands the value over, or
+// takes the value it sends) and wakes it. Order: a channel's queues are first come, first
+// served; the only random choice is among the ready cases of a select, from the process's own
+// stream, as Go chooses at random.
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/kernel.hpp"
+
+namespace lic {
+
+namespace {
+
+const Atom kOpSend("send");
+const Atom kOpRecv("recv");
+const Atom kClosed("closed");
+const Atom kDone("done");
+const Atom kTimeoutOp("timeout");
+
+}  // namespace
+
+// Context's channel calls go through this, which sees the kernel's private state.
+struct ChanOps {
+  Kernel::Impl& k;
+  Process* self;
+
+  ChanState& state(Chan c) const {
+    if (c.id == 0 || c.id >= k.chans.size()) throw std::logic_error("not a channel");
+    ChanState& s = k.chans[c.id];
+    if (s.node != self->node_ix)
+      throw std::logic_error("channel " + std::string(s.name.text()) + " belongs to node " +
+                             std::string(k.nodes[s.node].name.text()));
+    return s;
+  }
+
+  void note(EventKind kind, Process* p, const ChanState& s, Pid other = {}, Reason r = {}) const {
+    k.note(kind, p, p->pid, other, r, s.name, s.buf.size());
+  }
+
+  /// Takes `w` off every queue it waits in (it is done, timed out or gone).
+  void unqueue(ChanWaiter& w) const {
+    for (const SelectCase& c : w.cases) {
+      ChanState& s = k.chans[c.chan.id];
+      auto& q = c.is_send ? s.sendq : s.recvq;
+      std::erase_if(q, [&](const auto& e) { return e.first == &w; });
+    }
+  }
+
+  /// Ends `w`'s wait with its case `i`, done by `by`, and wakes it.
+  void complete(ChanWaiter& w, std::size_t i, Pid by, bool closed) const {
+    w.done = true;
+    w.chosen = static_cast<int>(i);
+    w.closed = closed;
+    w.by = by;
+    unqueue(w);
+    k.unpark(w.p);
+  }
+
+  /// The first waiter in `q` (entries are removed when their waiter ends, so it is live).
+  static std::pair<ChanWaiter*, std::size_t> first(const std::deque<std::pair<ChanWaiter*, std::size_t>>& q) {
+    return q.empty() ? std::pair<ChanWaiter*, std::size_t>{nullptr, 0} : q.front();
+  }
+
+  bool ready(const SelectCase& c) const {
+    const ChanState& s = k.chans[c.chan.id];
+    if (c.is_send) return s.closed || !s.recvq.empty() || s.buf.size() < s.cap;
+    return !s.buf.empty() || !s.sendq.empty() || s.closed;
+  }
+
+  [[noreturn]] static void panic(const char* what) { throw std::runtime_error(what); }
+
+  /// A value moves from `sender` to `receiver` (a rendezvous, or a waiter's case completed):
+  /// one chan_send and one chan_recv, in that order.
+  void transfer(const ChanState& s, Process* sender, Process* receiver) const {
+    note(EventKind::chan_send, sender, s, receiver->pid);
+    note(EventKind::chan_recv, receiver, s, sender->pid);
+  }
+
+  /// A send that is ready: hand it to a waiting receiver, or buffer it.
+  void send_now(Chan c, Payload&& v) const {
+    ChanState& s = k.chans[c.id];
+    if (s.closed) panic("send on closed channel");
+    if (auto [w, i] = first(s.recvq); w != nullptr) {
+      w->cases[i].received = ChanRecv{std::move(v), true};
+      transfer(s, self, w->p);
+      complete(*w, i, self->pid, false);
+      return;
+    }
+    s.buf.push_back(std::move(v));
+    note(EventKind::chan_send, self, s);
+  }
+
+  /// A receive that is ready: from the buffer (which the first waiting sender then refills),
+  /// straight from a waiting sender (a rendezvous), or nothing: closed and drained.
+  ChanRecv recv_now(Chan c) const {
+    ChanState& s = k.chans[c.id];
+    if (!s.buf.empty()) {
+      ChanRecv out{std::move(s.buf.front()), true};
+      s.buf.pop_front();
+      note(EventKind::chan_recv, self, s);
+      if (auto [w, i] = first(s.sendq); w != nullptr) {
+        s.buf.push_back(std::move(w->cases[i].value));
+        note(EventKind::chan_send, w->p, s);
+        complete(*w, i, self->pid, false);
+      }
+      return out;
+    }
+    if (auto [w, i] = first(s.sendq); w != nullptr) {
+      ChanRecv out{std::move(w->cases[i].value), true};
+      transfer(s, w->p, self);
+      complete(*w, i, self->pid, false);
+      return out;
+    }
+    note(EventKind::chan_recv, self, s, {}, Reason::other(kClosed));
+    return {};
+  }
+
+  void close(Chan c) const {
+    ChanState& s = state(c);
+    if (s.closed) panic("close of closed channel");
+    s.closed = true;
+    note(EventKind::chan_close, self, s);
+    // Every receiver waiting gets ok = false; every sender waiting crashes, as in Go.
+    while (!s.recvq.empty()) {
+      auto [w, i] = s.recvq.front();
+      w->cases[i].received = ChanRecv{};
+      note(EventKind::chan_recv, w->p, s, {}, Reason::other(kClosed));
+      complete(*w, i, self->pid, true);
+    }
+    while (!s.sendq.empty()) {
+      auto [w, i] = s.sendq.front();
+      complete(*w, i, self->pid, true);
+    }
+  }
+
+  /// Does case `i` (ready).
+  void perform(std::span<SelectCase> cases, std::size_t i) const {
+    SelectCase& c = cases[i];
+    if (c.is_send) send_now(c.chan, std::move(c.value));
+    else c.received = recv_now(c.chan);
+  }
+
+  int select(std::span<SelectCase> cases, Duration timeout) const {
+    k.check(self);
+    std::vector<std::size_t> now;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      state(cases[i].chan);
+      if (ready(cases[i])) now.push_back(i);
+    }
+    if (!now.empty()) {
+      const std::size_t pick = now.size() == 1 ? now[0] : now[Context(k.sim, *self).rng().uniform(now.size())];
+      perform(cases, pick);
+      return static_cast<int>(pick);
+    }
+    if (timeout <= Duration::zero()) return -1;
+    return wait(cases, timeout);
+  }
+
+  int wait(std::span<SelectCase> cases, Duration timeout) const {
+    ChanWaiter w;
+    w.p = self;
+    w.cases = cases;
+    // Taken off the queues however the wait ends: done, timed out, or the process killed.
+    struct Guard {
+      const ChanOps& ops;
+      ChanWaiter& w;
+      ~Guard() {
+        if (!w.done) ops.unqueue(w);
+      }
+    } guard{*this, w};
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      ChanState& s = k.chans[cases[i].chan.id];
+      (cases[i].is_send ? s.sendq : s.recvq).emplace_back(&w, i);
+      note(EventKind::chan_wait, self, s, {}, Reason::other(cases[i].is_send ? kOpSend : kOpRecv));
+    }
+    const bool woken = k.park(self, timeout);
+    if (!woken || !w.done) {
+      note(EventKind::chan_wake, self, k.chans[cases[0].chan.id], {}, Reason::other(kTimeoutOp));
+      return -1;
+    }
+    const ChanState& s = k.chans[cases[static_cast<std::size_t>(w.chosen)].chan.id];
+    note(EventKind::chan_wake, self, s, w.by, Reason::other(w.closed ? kClosed : kDone));
+    if (w.closed && cases[static_cast<std::size_t>(w.chosen)].is_send) panic("send on closed channel");
+    return w.chosen;
+  }
+};
+
+namespace {
+ChanOps ops(Simulation& sim, Process& self) { return ChanOps{Kernel::of(sim), &self}; }
+}  // namespace
+
+namespace {
+Chan new_chan(Kernel::Impl& k, std::size_t capacity, Atom name, std::uint32_t node, const Process* by) {
+  ChanState s;
+  s.name = name;
+  s.cap = capacity;
+  s.node = node;
+  k.chans.push_back(std::move(s));  // a deque: channels never move
+  if (by != nullptr) {
+    k.note(EventKind::chan_make, by, by->pid, {}, {}, name, capacity);
+  } else if (k.sim.trace().enabled()) {
+    TraceEvent e;
+    e.time = k.sim.now();
+    e.kind = EventKind::chan_make;
+    e.node = k.nodes[node].name;
+    e.tag = name;
+    e.msg = capacity;
+    k.sim.trace().append(e);
+  }
+  return Chan{static_cast<std::uint32_t>(k.chans.size() - 1)};
+}
+}  // namespace
+
+Chan Context::make_chan(std::size_t capacity, Atom name) {
+  auto& k = Kernel::of(*sim_);
+  k.check(self_);
+  return new_chan(k, capacity, name, self_->node_ix, self_);
+}
+
+Chan Simulation::make_chan(std::size_t capacity, Atom name, Atom node) {
+  return new_chan(*impl_, capacity, name, impl_->node_of(node.empty() ? opts_.default_node : node), nullptr);
+}
+
+void Context::chan_send(Chan c, Payload value) {
+  SelectCase one[1] = {SelectCase::send(c, std::move(value))};
+  ops(*sim_, *self_).select(one, Duration::max());
+}
+
+ChanRecv Context::chan_recv(Chan c) {
+  SelectCase one[1] = {SelectCase::recv(c)};
+  ops(*sim_, *self_).select(one, Duration::max());
+  return std::move(one[0].received);
+}
+
+void Context::chan_close(Chan c) {
+  Kernel::of(*sim_).check(self_);
+  ops(*sim_, *self_).close(c);
+}
+
+std::size_t Context::chan_len(Chan c) const { return ops(*sim_, *self_).state(c).buf.size(); }
+std::size_t Context::chan_cap(Chan c) const { return ops(*sim_, *self_).state(c).cap; }
+bool Context::chan_closed(Chan c) const { return ops(*sim_, *self_).state(c).closed; }
+
+int Context::select(std::span<SelectCase> cases, Duration timeout) {
+  if (cases.empty()) throw std::logic_error("select with no case");
+  return ops(*sim_, *self_).select(cases, timeout);
+}
+
+CancelContext Context::make_context(Atom name) { return CancelContext{make_chan(0, name)}; }
+
+void Context::cancel(const CancelContext& c) {
+  if (!chan_closed(c.done)) chan_close(c.done);
+}
+
+}  // namespace lic

@@ -1,0 +1,280 @@
+// Channels follow Go's rules (sim/channel.hpp); each test pins one rule. The Go runtime's own
+// answers to the same cases are recorded in conformance/go/ (docs/conformance-go.md).
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "sim/test_support.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using lic::testing::events_of;
+using lic::testing::exit_reason;
+
+namespace {
+
+int value_of(const ChanRecv& r) {
+  const int* v = r.value.get<int>();
+  return v != nullptr ? *v : -1;
+}
+
+Time at(Duration d) { return Time{} + d; }
+
+}  // namespace
+
+TEST_CASE("channel: capacity 0 is a rendezvous - the sender waits until a receiver takes the value", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(0, Atom("c"));
+  Time sent;
+  int got = 0;
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_send(c, 7);
+    sent = ctx.now();
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    got = value_of(ctx.chan_recv(c));
+  });
+  sim.run();
+  CHECK(got == 7);
+  CHECK(sent == at(1_s));  // it waited for the receiver
+}
+
+TEST_CASE("channel: capacity N takes N sends without waiting - the next one waits for a receive", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(2, Atom("c"));
+  std::vector<Time> sent;
+  std::vector<int> got;
+  sim.spawn([&](Context& ctx) {
+    for (int i = 1; i <= 3; ++i) {
+      ctx.chan_send(c, i);
+      sent.push_back(ctx.now());
+    }
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(5_s);
+    for (int i = 0; i < 3; ++i) got.push_back(value_of(ctx.chan_recv(c)));
+  });
+  sim.run();
+  CHECK(sent == std::vector<Time>{at(0_s), at(0_s), at(5_s)});
+  CHECK(got == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("channel: after close receivers drain what is buffered - then get ok false at once", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(3, Atom("c"));
+  std::vector<std::pair<int, bool>> got;
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_send(c, 1);
+    ctx.chan_send(c, 2);
+    ctx.chan_close(c);
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    for (int i = 0; i < 4; ++i) {
+      const ChanRecv r = ctx.chan_recv(c);
+      got.emplace_back(value_of(r), r.ok);
+    }
+  });
+  sim.run();
+  CHECK(got == std::vector<std::pair<int, bool>>{{1, true}, {2, true}, {-1, false}, {-1, false}});
+  CHECK(sim.now() == at(1_s));  // receiving from a closed channel never waits
+}
+
+TEST_CASE("channel: a send on a closed channel crashes the sender with 'send on closed channel'", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(1, Atom("c"));
+  const Pid p = sim.spawn([&](Context& ctx) {
+    ctx.chan_close(c);
+    ctx.chan_send(c, 1);
+  });
+  sim.run();
+  const auto r = exit_reason(sim.trace(), p);
+  REQUIRE(r.has_value());
+  CHECK(to_string(*r).find("send on closed channel") != std::string::npos);
+}
+
+TEST_CASE("channel: closing a closed channel crashes with 'close of closed channel'", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(0, Atom("c"));
+  const Pid p = sim.spawn([&](Context& ctx) {
+    ctx.chan_close(c);
+    ctx.chan_close(c);
+  });
+  sim.run();
+  CHECK(to_string(*exit_reason(sim.trace(), p)).find("close of closed channel") != std::string::npos);
+}
+
+TEST_CASE("channel: a sender already waiting when the close comes crashes - receivers waiting get ok false", "[channel]") {
+  Simulation sim;
+  const Chan full = sim.make_chan(1, Atom("full"));
+  const Chan empty = sim.make_chan(1, Atom("empty"));
+  std::vector<bool> oks;
+  const Pid sender = sim.spawn([&](Context& ctx) {
+    ctx.chan_send(full, 1);
+    ctx.chan_send(full, 2);  // waits: the buffer is full
+  });
+  for (int i = 0; i < 2; ++i) sim.spawn([&](Context& ctx) { oks.push_back(ctx.chan_recv(empty).ok); });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    ctx.chan_close(full);
+    ctx.chan_close(empty);
+  });
+  sim.run();
+  CHECK(to_string(*exit_reason(sim.trace(), sender)).find("send on closed channel") != std::string::npos);
+  CHECK(oks == std::vector<bool>{false, false});
+}
+
+TEST_CASE("channel: senders waiting on a full channel are served first come first served", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(0, Atom("c"));
+  std::vector<int> got;
+  for (int i = 1; i <= 3; ++i) {
+    sim.spawn([&, i](Context& ctx) {
+      ctx.sleep(Duration{i * kMillisecond.ns});  // they start waiting in this order
+      ctx.chan_send(c, i * 10);
+    });
+  }
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    for (int i = 0; i < 3; ++i) got.push_back(value_of(ctx.chan_recv(c)));
+  });
+  sim.run();
+  CHECK(got == std::vector<int>{10, 20, 30});
+}
+
+TEST_CASE("channel: select takes a ready case - among several ready ones the seed chooses - each seed the same way", "[channel]") {
+  auto pick = [](std::uint64_t seed) {
+    SimOptions o;
+    o.seed = seed;
+    Simulation sim(o);
+    const Chan a = sim.make_chan(1, Atom("a"));
+    const Chan b = sim.make_chan(1, Atom("b"));
+    int chosen = -2;
+    sim.spawn([&](Context& ctx) {
+      ctx.chan_send(a, 1);
+      ctx.chan_send(b, 2);
+      SelectCase cases[] = {SelectCase::recv(a), SelectCase::recv(b)};
+      chosen = ctx.select(cases);
+    });
+    sim.run();
+    return chosen;
+  };
+  std::map<int, int> counts;
+  for (std::uint64_t s = 1; s <= 200; ++s) {
+    const int c = pick(s);
+    CHECK(c == pick(s));
+    ++counts[c];
+  }
+  CHECK(counts[0] > 60);  // both cases chosen, about half each (Go: uniformly at random)
+  CHECK(counts[1] > 60);
+  CHECK(counts[0] + counts[1] == 200);
+}
+
+TEST_CASE("channel: select waits for the first case to become ready - or its timeout - a zero timeout is Go's default", "[channel]") {
+  Simulation sim;
+  const Chan a = sim.make_chan(0, Atom("a"));
+  const Chan b = sim.make_chan(0, Atom("b"));
+  std::vector<std::pair<int, Time>> out;
+  int received = 0;
+  sim.spawn([&](Context& ctx) {
+    SelectCase none[] = {SelectCase::recv(a)};
+    int r = ctx.select(none, Duration::zero());  // default: nothing ready
+    out.emplace_back(r, ctx.now());
+    r = ctx.select(none, 2_s);  // times out
+    out.emplace_back(r, ctx.now());
+    SelectCase two[] = {SelectCase::recv(a), SelectCase::recv(b)};
+    r = ctx.select(two);  // b becomes ready at 5 s
+    out.emplace_back(r, ctx.now());
+    received = two[1].received.value.get<int>() != nullptr ? *two[1].received.value.get<int>() : -1;
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(5_s);
+    ctx.chan_send(b, 9);
+  });
+  sim.run();
+  CHECK(out == std::vector<std::pair<int, Time>>{{-1, at(0_s)}, {-1, at(2_s)}, {1, at(5_s)}});
+  CHECK(received == 9);
+  // The waiter left a's queue when b was chosen: a send on a would now wait for a receiver.
+  CHECK(sim.process_count() == 0);
+}
+
+TEST_CASE("channel: a context's cancel closes its done channel - waiters return at once - cancelling twice is harmless", "[channel]") {
+  Simulation sim;
+  CancelContext cc;
+  Time done_at;
+  bool ok = true;
+  const Pid canceller = sim.spawn([&](Context& ctx) {
+    cc = ctx.make_context(Atom("ctx"));
+    ctx.sleep(3_s);
+    ctx.cancel(cc);
+    ctx.cancel(cc);
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    ok = ctx.chan_recv(cc.done).ok;
+    done_at = ctx.now();
+  });
+  sim.run();
+  CHECK_FALSE(ok);
+  CHECK(done_at == at(3_s));
+  CHECK(*exit_reason(sim.trace(), canceller) == Reason::normal());
+}
+
+TEST_CASE("channel: a process killed while it waits leaves the queue - the next receiver gets the value", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(0, Atom("c"));
+  int got = 0;
+  const Pid doomed = sim.spawn([&](Context& ctx) { ctx.chan_recv(c); });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    got = value_of(ctx.chan_recv(c));
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(2_s);
+    ctx.chan_send(c, 5);
+  });
+  sim.schedule(at(500_ms), [&] { sim.exit(doomed, Reason::kill()); });
+  sim.run();
+  CHECK(got == 5);
+  CHECK(sim.now() == at(2_s));
+}
+
+TEST_CASE("channel: every operation is traced with the channel's name and its length after it", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(2, Atom("Up"));
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_send(c, 1);
+    ctx.chan_send(c, 2);
+    ctx.chan_send(c, 3);  // waits
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    ctx.chan_recv(c);
+    ctx.chan_close(c);
+  });
+  sim.run();
+  std::vector<std::string> seen;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.tag != Atom("Up")) continue;
+    std::string s = std::string(to_string(e.kind)) + ":" + std::to_string(e.msg);
+    if (!e.reason.detail.empty()) s += ":" + std::string(e.reason.detail.text());
+    seen.push_back(s);
+  }
+  CHECK(seen == std::vector<std::string>{"chan_make:2", "chan_send:1", "chan_send:2", "chan_wait:2:send", "chan_recv:1",
+                                         "chan_send:2", "chan_close:2", "chan_wake:2:done"});
+}
+
+TEST_CASE("channel: a channel of another node cannot be used - the process crashes saying whose it is", "[channel]") {
+  Simulation sim;
+  const Chan c = sim.make_chan(1, Atom("c"), Atom("a"));
+  SpawnOptions o;
+  o.node = Atom("b");
+  const Pid p = sim.spawn([&](Context& ctx) { ctx.chan_send(c, 1); }, o);
+  sim.run();
+  CHECK(to_string(*exit_reason(sim.trace(), p)).find("belongs to node a") != std::string::npos);
+}
