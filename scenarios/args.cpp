@@ -98,6 +98,19 @@ bool parse_reason_arg(const std::string& text, Reason& out, std::string& error) 
   return false;
 }
 
+std::string check_value(const std::string& type, const std::string& text) {
+  std::string error;
+  const auto reads = [&](auto v) { return parse_value(text, v, error); };
+  bool ok = true;
+  if (type == "duration") ok = reads(Duration{});
+  else if (type == "ratio") ok = reads(Ratio{});
+  else if (type == "int") ok = reads(std::int64_t{});
+  else if (type == "bool") ok = reads(false);
+  else if (type == "reason") ok = reads(Reason{});
+  else if (type == "init results") ok = reads(InitResult{});
+  return ok ? std::string() : error;
+}
+
 const std::vector<std::string>& arg_types() {
   static const std::vector<std::string> types{"duration", "ratio",        "int",  "bool", "string",
                                               "reason",   "init results", "path", "list"};

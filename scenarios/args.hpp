@@ -92,6 +92,9 @@ class Args {
   std::size_t errors_before_;
 };
 
+/// Why `text` is not a value of `type` (as a file would write it), or "" when it is one.
+std::string check_value(const std::string& type, const std::string& text);
+
 /// parse_reason's forms, and `shutdown:T` / `error:W` for {shutdown,T} / {error,W} (no quotes
 /// needed in YAML); false with `error` saying why.
 bool parse_reason_arg(const std::string& text, Reason& out, std::string& error);

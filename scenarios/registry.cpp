@@ -7,6 +7,8 @@ namespace lic::scenarios {
 
 namespace {
 
+std::string joined(const std::vector<std::string>& names);
+
 void check_schema(const std::string& what, const std::string& name, const std::vector<ArgInfo>& args) {
   if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
     throw std::invalid_argument(what + " name '" + name + "' must be a word without spaces");
@@ -15,7 +17,10 @@ void check_schema(const std::string& what, const std::string& name, const std::v
     const ArgInfo& a = args[i];
     if (a.name.empty()) throw std::invalid_argument(what + " '" + name + "': an argument without a name");
     if (std::find(types.begin(), types.end(), a.type) == types.end())
-      throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' has unknown type '" + a.type + "'");
+      throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' has unknown type '" + a.type +
+                                  "' (the types are " + joined(types) + ")");
+    if (const std::string bad = check_value(a.type, a.fallback); !a.fallback.empty() && !bad.empty())
+      throw std::invalid_argument(what + " '" + name + "': the default of argument '" + a.name + "' does not read: " + bad);
     for (std::size_t j = 0; j < i; ++j) {
       if (args[j].name == a.name)
         throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' is declared twice");
@@ -91,8 +96,15 @@ BehaviourFactory Registry::make_behaviour(const BehaviourRef& ref, std::vector<D
     return {};
   }
   Args args("'" + ref.name + "'", ref.mark, ref.args, info->args, errors);
-  BehaviourFactory f = info->build(args);
+  BehaviourFactory f;
+  try {
+    f = info->build(args);
+  } catch (const std::exception& e) {
+    errors.push_back({ref.mark, "behaviour '" + ref.name + "' could not be built from its arguments: " + e.what()});
+    return {};
+  }
   if (args.failed()) return {};
+  if (!f) errors.push_back({ref.mark, "behaviour '" + ref.name + "': its build function returned no factory"});
   return f;
 }
 
@@ -106,8 +118,15 @@ CheckJudge Registry::make_check(const CheckDecl& c, std::vector<Diagnostic>& err
     return {};
   }
   Args args("check '" + c.name + "'", c.mark, c.args, info->args, errors);
-  CheckJudge j = info->build(args);
+  CheckJudge j;
+  try {
+    j = info->build(args);
+  } catch (const std::exception& e) {
+    errors.push_back({c.mark, "check '" + c.name + "' could not be built from its arguments: " + e.what()});
+    return {};
+  }
   if (args.failed()) return {};
+  if (!j) errors.push_back({c.mark, "check '" + c.name + "': its build function returned no judge"});
   return j;
 }
 

@@ -127,3 +127,73 @@ TEST_CASE("registry: the built-in catalogue is registered through Registry::add 
   CHECK(b.behaviour("pipeline.reader") != nullptr);
   CHECK(b.check("restarts") != nullptr);
 }
+
+TEST_CASE("registry: a build function or a judge that throws - and a factory that makes nothing - are mistakes reported - never an abort", "[registry]") {
+  Registry r = Registry::with_builtins();
+  r.add(BehaviourInfo{"my.throws", "", {}, [](Args&) -> BehaviourFactory { throw std::runtime_error("no config"); }});
+  r.add(BehaviourInfo{"my.empty", "", {}, [](Args&) -> BehaviourFactory { return {}; }});
+  r.add(BehaviourInfo{"my.null", "", {}, [](Args&) -> BehaviourFactory {
+                        return [](const std::string&) { return std::unique_ptr<Behaviour>(); };
+                      }});
+  r.add(CheckInfo{"my.judge_throws", "", {}, [](Args&) -> CheckJudge {
+                    return [](const CheckInput&) -> Verdict { throw std::runtime_error("judge broke"); };
+                  }});
+  const ParseResult bad = parse_scenario(R"(scenario: x
+tree:
+  root: {strategy: one_for_one}
+  children: [{id: a, behaviour: my.throws}, {id: b, behaviour: my.empty}]
+)", "x.yaml", r);
+  REQUIRE(bad.errors.size() == 2);
+  CHECK(format_diagnostic("x.yaml", bad.errors[0]) ==
+        "x.yaml:4:33: behaviour 'my.throws' could not be built from its arguments: no config");
+  CHECK(format_diagnostic("x.yaml", bad.errors[1]) == "x.yaml:4:64: behaviour 'my.empty': its build function returned no factory");
+
+  const ParseResult ok = parse_scenario(R"(scenario: y
+phases: {chaos: 1s}
+tree:
+  root: {strategy: one_for_one}
+  children: [{id: a, behaviour: my.null}]
+checks: [no_escalation, my.judge_throws]
+)", "y.yaml", r);
+  REQUIRE(ok.ok());
+  RunOptions o;
+  o.registry = &r;
+  const RunResult run_ = run(ok.scenario, o);  // the null factory fails the root's start
+  REQUIRE(run_.checks.size() == 2);
+  CHECK_FALSE(run_.checks[0].passed);
+  CHECK(run_.checks[0].detail.find("made no process") != std::string::npos);
+  CHECK_FALSE(run_.checks[1].passed);
+  CHECK(run_.checks[1].detail == "the check's judge failed: judge broke");
+}
+
+TEST_CASE("registry: add refuses a default that does not read as its type - and names the types when one is unknown", "[registry]") {
+  Registry r;
+  const auto build = [](Args&) -> BehaviourFactory { return [](const std::string&) { return std::make_unique<Beater>(kSecond); }; };
+  try {
+    r.add(BehaviourInfo{"my.a", "", {{"n", "int", "zero", "a count"}}, build});
+    FAIL("accepted a default that is not an int");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "behaviour 'my.a': the default of argument 'n' does not read: bad integer 'zero'");
+  }
+  try {
+    r.add(BehaviourInfo{"my.b", "", {{"n", "integer", "1", "a count"}}, build});
+    FAIL("accepted an unknown type");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("unknown type 'integer' (the types are duration, ratio, int, bool") != std::string::npos);
+  }
+}
+
+TEST_CASE("no_escalation: a root whose own start failed is not a tree that held - the check names how it ended", "[registry]") {
+  const ParseResult p = parse_scenario(R"(scenario: bootfail
+phases: {chaos: 1s}
+tree:
+  root: {strategy: one_for_one}
+  children: [{id: a, behaviour: idle, args: {init: error}}]
+checks: [no_escalation]
+)", "bootfail.yaml");
+  REQUIRE(p.ok());
+  const RunResult r = run(p.scenario);
+  REQUIRE(r.checks.size() == 1);
+  CHECK_FALSE(r.checks[0].passed);
+  CHECK(r.checks[0].detail.find("/root is gone: it ended {shutdown,{failed_to_start_child,a,") == 0);
+}

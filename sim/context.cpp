@@ -190,6 +190,17 @@ void Context::unregister_name(Atom name) {
 
 Pid Context::whereis(Atom name) const { return sim_->whereis(name); }
 
+CallResult Context::call(Atom name, Atom tag, Payload payload, Duration timeout) {
+  const Pid to = whereis(name);
+  if (!to) {
+    CallResult r;
+    r.status = CallResult::Status::down;
+    r.reason = Reason::noproc();
+    return r;
+  }
+  return call(to, tag, std::move(payload), timeout);
+}
+
 CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
   auto& k = kernel(*sim_);
   k.check(self_);

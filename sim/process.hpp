@@ -188,6 +188,9 @@ class Context {
 
   // gen_server.
   CallResult call(Pid to, Atom tag, Payload payload = {}, Duration timeout = kSecond * 5);
+  /// A call to the process registered as `name` (gen_server:call(Name, ...)); nothing registered:
+  /// down with reason noproc, at once.
+  CallResult call(Atom name, Atom tag, Payload payload = {}, Duration timeout = kSecond * 5);
   void cast(Pid to, Atom tag, Payload payload = {});
   void reply(From from, Atom tag, Payload payload = {});
   /// Inside a Behaviour callback: stop after this callback returns (terminate runs first).

@@ -22,6 +22,17 @@ struct Ratio {
   constexpr bool operator==(const Ratio&) const = default;
 };
 
+/// part / whole <= r, exactly (in 128-bit integers).
+constexpr bool fraction_at_most(std::uint64_t part, std::uint64_t whole, Ratio r) {
+  __extension__ using Wide = unsigned __int128;
+  return static_cast<Wide>(part) * r.den <= static_cast<Wide>(whole) * r.num;
+}
+/// part / whole >= r, exactly; a whole of 0 is at least 0 only.
+constexpr bool fraction_at_least(std::uint64_t part, std::uint64_t whole, Ratio r) {
+  __extension__ using Wide = unsigned __int128;
+  return whole == 0 ? r.num == 0 : static_cast<Wide>(part) * r.den >= static_cast<Wide>(whole) * r.num;
+}
+
 /// Stable 64-bit hash of a string (FNV-1a then a finaliser); used to name streams and atoms.
 std::uint64_t stable_hash(std::string_view text);
 

@@ -35,6 +35,16 @@ std::vector<std::string> escalations(const EventLog& log) {
   return out;
 }
 
+/// How a root that is gone at the end ended (a start that failed, an exit from outside), from
+/// its last exit in the trace.
+std::string root_end(const CheckInput& in, const std::string& root) {
+  std::string how = root + " is gone";
+  for (const TraceEvent& e : *in.events) {
+    if (e.kind == EventKind::exit && e.label.name.text() == root) how = root + " is gone: it ended " + to_string(e.reason);
+  }
+  return how;
+}
+
 CheckJudge escalation(bool expected) {
   return [expected](const CheckInput& in) {
     const std::vector<std::string> gave_up = escalations(*in.events);
@@ -46,7 +56,13 @@ CheckJudge escalation(bool expected) {
     if (expected) {
       return Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels};
     }
-    return Verdict{!root_gave_up, root_gave_up ? "escalated to the top: " + levels : "no root gave up; " + levels};
+    if (root_gave_up) return Verdict{false, "escalated to the top: " + levels};
+    // A root gone another way (its own start failed, say) is not a tree that held either.
+    for (const std::string& r : in.roots) {
+      if (in.phases.escalated && std::find(in.alive.begin(), in.alive.end(), r) == in.alive.end())
+        return Verdict{false, root_end(in, r) + "; " + levels};
+    }
+    return Verdict{true, "no root gave up; " + levels};
   };
 }
 

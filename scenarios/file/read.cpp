@@ -296,17 +296,13 @@ void read_args(Reader& rd, const YAML::Node& n, std::vector<std::pair<std::strin
     rd.error(n, "args must be a map, not " + kind_of(n));
     return;
   }
-  std::set<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     // Copies: `it->` yields a temporary proxy; a range-for over its member would outlive it.
     const YAML::Node key_node = it->first;
     const YAML::Node value = it->second;
     std::string key;
     if (!rd.scalar(key_node, "an argument name", key)) continue;
-    if (!seen.insert(key).second) {
-      rd.error(key_node, "duplicate argument '" + key + "'");
-      continue;
-    }
+    // A repeated argument is kept: Args reports it, naming the behaviour or check it is of.
     ArgValue v;
     if (read_arg_value(rd, "argument '" + key + "'", value, v)) args.emplace_back(key, std::move(v));
   }

@@ -21,9 +21,13 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
     if (!judge) {
       res.detail = errors.empty() ? "cannot be judged" : errors.front().message;
     } else {
-      Verdict v = judge(in);
-      res.passed = v.passed;
-      res.detail = std::move(v.detail);
+      try {
+        Verdict v = judge(in);
+        res.passed = v.passed;
+        res.detail = std::move(v.detail);
+      } catch (const std::exception& e) {
+        res.detail = std::string("the check's judge failed: ") + e.what();
+      }
     }
     out.push_back(std::move(res));
   }

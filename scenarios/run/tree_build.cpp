@@ -11,7 +11,13 @@ BehaviourFactory TreeBuilder::factory(const BehaviourRef& ref) const {
     throw std::logic_error("behaviour '" + ref.name + "' is not runnable: " +
                            (errors.empty() ? std::string("no factory") : errors.front().message));
   }
-  return f;
+  // A factory that makes nothing fails the start that called it (a crash of the supervisor's
+  // start, in the trace), not the simulator.
+  return [f, name = ref.name](const std::string& arg) {
+    std::unique_ptr<Behaviour> b = f(arg);
+    if (!b) throw std::runtime_error("behaviour '" + name + "' made no process (its factory returned null)");
+    return b;
+  };
 }
 
 supervision::LifecycleSpec TreeBuilder::lifecycle(const TreeNode& t) const {

@@ -1,21 +1,26 @@
 #pragma once
-// The common test, for a user's own Catch2 suite (target letitcrash::testing; docs/library.md):
+// The common test, for a project's own Catch2 suite (target letitcrash::testing; docs/library.md):
 //
 //   #include <letitcrash/testing.hpp>
 //   TEST_CASE("the cache holds over 500 seeds") {
-//     lic::testing::require_holds("scenarios/cache.yaml", {.seeds = {1, 500}, .registry = &my_registry(),
-//                                                          .program = "build/cachetest"});
+//     lic::testing::HoldsOptions o;
+//     o.seeds = {1, 500};
+//     o.registry = &my_registry();
+//     o.program = "build/cachetest";   // your own cli_main executable, for the reproduce lines
+//     lic::testing::require_holds(SCENARIOS "/cache.yaml", o);   // an absolute path
 //   }
 //
 // A file that does not read fails the test with every diagnostic as file:line:col; a seed that
-// fails a check fails it with the seed, the failing checks and the command that reproduces it,
-// for the first few failing seeds. `prop_holds` is the RapidCheck form: seeds drawn by
-// RapidCheck, a failure reported with RapidCheck's reproduce string and letitcrash's command.
+// fails a check fails it, and the first failing seeds are printed on stderr, each with its checks
+// and the command that reproduces it (one line each, unwrapped). `prop_holds` is the RapidCheck
+// form: seeds drawn by RapidCheck, whose reproduce string is printed when the test binary exits.
+// The project's test executable provides Catch2's main (`#define CATCH_CONFIG_MAIN` in one file).
 
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
-#include <rapidcheck/catch.h>
 
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,15 +31,25 @@ namespace lic::testing {
 struct HoldsOptions {
   SeedRange seeds{1, 500};
   const Registry* registry = nullptr;  ///< null: the built-in behaviours and checks only
-  /// How the reproduce line names the executable: the user's own cli_main program, which knows
-  /// their behaviours (or `letitcrash` for files that name only built-in ones).
-  std::string program = "letitcrash";
+  /// How the reproduce line names the executable: your own cli_main program, which knows your
+  /// behaviours. Empty: `letitcrash` when `registry` is null, else a placeholder that says so.
+  std::string program;
   bool check_determinism = false;  ///< run each seed twice and compare the traces
   unsigned jobs = 0;               ///< 0: one per core
-  std::size_t failures_shown = 5;  ///< failing seeds listed in the message
+  std::size_t failures_shown = 5;  ///< failing seeds printed
 };
 
-/// Reads `file` or fails the test with its diagnostics.
+inline const Registry& registry_of(const HoldsOptions& o) {
+  return o.registry != nullptr ? *o.registry : Registry::builtin();
+}
+
+inline std::string program_of(const HoldsOptions& o) {
+  if (!o.program.empty()) return o.program;
+  return o.registry == nullptr ? "letitcrash" : "<your cli_main executable>";
+}
+
+/// Reads `file` (give an absolute path: tests run in the build folder) or fails the test with
+/// its diagnostics.
 inline Scenario load_or_fail(const std::string& file, const Registry& registry) {
   ParseResult p = load_scenario(file, registry);
   std::string all;
@@ -43,18 +58,14 @@ inline Scenario load_or_fail(const std::string& file, const Registry& registry) 
   return std::move(p.scenario);
 }
 
-/// One line per failing seed: its checks and the command that runs it again.
-inline std::string describe_failure(const std::string& file, const SeedResult& r, const HoldsOptions& o,
-                                    TieBreak tie) {
-  std::string checks;
-  for (const std::string& c : r.failed) checks += (checks.empty() ? "" : ", ") + c;
-  return "seed " + std::to_string(r.seed) + " failed " + checks + "\n    reproduce: " +
-         scenarios::reproduce_command(o.program, file, r.seed, tie, std::nullopt);
+/// The command that runs `seed` of `file` again.
+inline std::string reproduce(const std::string& file, std::uint64_t seed, TieBreak tie, const HoldsOptions& o) {
+  return scenarios::reproduce_command(program_of(o), file, seed, tie, std::nullopt);
 }
 
 /// Every seed of o.seeds passes every check of `file`.
 inline void require_holds(const std::string& file, const HoldsOptions& o = {}) {
-  const Registry& registry = o.registry != nullptr ? *o.registry : Registry::builtin();
+  const Registry& registry = registry_of(o);
   const Scenario s = load_or_fail(file, registry);
   SweepOptions so;
   so.check_determinism = o.check_determinism;
@@ -62,31 +73,46 @@ inline void require_holds(const std::string& file, const HoldsOptions& o = {}) {
   so.registry = &registry;
   const std::vector<SeedResult> results = run_seeds(s, o.seeds, so);
   std::size_t failed = 0;
-  std::string message;
+  std::ostringstream lines;  // on stderr, so that Catch does not wrap the commands
   for (const SeedResult& r : results) {
-    if (r.passed) continue;
-    if (++failed <= o.failures_shown) message += describe_failure(file, r, o, s.tie_break) + "\n";
+    if (r.passed || ++failed > o.failures_shown) continue;
+    std::string checks;
+    for (const std::string& c : r.failed) checks += (checks.empty() ? "" : ", ") + c;
+    lines << "  seed " << r.seed << " failed " << checks << "\n    " << reproduce(file, r.seed, s.tie_break, o) << "\n";
   }
-  INFO(file << ": " << failed << " of " << results.size() << " seeds failed\n" << message);
+  if (failed > 0) std::cerr << file << ": " << failed << " of " << results.size() << " seeds failed:\n" << lines.str();
+  INFO(file << ": " << failed << " of " << results.size() << " seeds failed (the commands that reproduce them are on stderr)");
   CHECK(failed == 0);
 }
 
-/// A RapidCheck property: `file` holds for every seed RapidCheck draws (max_success of them).
-inline void prop_holds(const std::string& name, const std::string& file, const HoldsOptions& o = {}) {
-  const Registry& registry = o.registry != nullptr ? *o.registry : Registry::builtin();
+/// A RapidCheck property: `file` holds for every seed RapidCheck draws (RC_PARAMS's max_success
+/// of them). A failure prints the seed, its failing checks and the letitcrash command; RapidCheck
+/// prints its own reproduce string when the test binary exits.
+inline void prop_holds(const std::string& description, const std::string& file, const HoldsOptions& o = {}) {
+  using namespace rc::detail;
+  const Registry& registry = registry_of(o);
   const Scenario s = load_or_fail(file, registry);
-  rc::prop(name, [&] {
-    RunOptions ro;
-    ro.seed = *rc::gen::arbitrary<std::uint64_t>();
-    ro.registry = &registry;
-    const RunResult r = run(s, ro);
-    std::string failed;
-    for (const CheckResult& c : r.checks)
-      if (!c.passed) failed += "  FAIL " + c.name + ": " + c.detail + "\n";
-    if (!r.passed)
-      RC_FAIL("seed " + std::to_string(r.seed) + "\n" + failed + "  reproduce: " +
-              scenarios::reproduce_command(o.program, file, r.seed, r.tie_break, std::nullopt));
-  });
+  TestMetadata metadata;  // an id: RapidCheck then prints the reproduce string at exit
+  metadata.id = Catch::getResultCapture().getCurrentTestName() + "/" + description;
+  metadata.description = description;
+  const auto result = checkTestable(
+      [&] {
+        RunOptions ro;
+        ro.seed = *rc::gen::arbitrary<std::uint64_t>();
+        ro.registry = &registry;
+        const RunResult r = run(s, ro);
+        std::string failed;
+        for (const CheckResult& c : r.checks)
+          if (!c.passed) failed += "  FAIL " + c.name + ": " + c.detail + "\n";
+        if (!r.passed)
+          RC_FAIL("seed " + std::to_string(r.seed) + "\n" + failed + "  " + reproduce(file, r.seed, r.tie_break, o));
+      },
+      metadata);
+  std::ostringstream message;
+  printResultMessage(result, message);
+  if (!result.template is<SuccessResult>()) std::cerr << message.str() << "\n";
+  INFO(message.str());
+  CHECK(result.template is<SuccessResult>());
 }
 
 }  // namespace lic::testing

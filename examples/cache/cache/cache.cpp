@@ -64,8 +64,7 @@ class Server final : public lic::Behaviour {
       ctx.emit(kLookup, {{kKey, *key}, {kResult, kHit}});
       return lic::CallReply::reply(kValue, it->second);
     }
-    const lic::Pid backend = ctx.whereis(backend_);
-    const lic::CallResult r = backend ? ctx.call(backend, kGet, *key, timeout_) : lic::CallResult{lic::CallResult::Status::down};
+    const lic::CallResult r = ctx.call(backend_, kGet, *key, timeout_);  // by its registered name
     const std::int64_t* value = r.ok() ? r.reply->payload.get<std::int64_t>() : nullptr;
     ctx.emit(kLookup, {{kKey, *key}, {kResult, value != nullptr ? kMiss : kError}});
     if (value == nullptr) return lic::CallReply::reply(kError);
@@ -94,8 +93,7 @@ class Client final : public lic::Behaviour {
     ctx.send_after(interval_, ctx.self(), kTick);
     const auto key = static_cast<std::int64_t>(ctx.rng().uniform(static_cast<std::uint64_t>(keys_)));
     ctx.emit(kRequest, {{kN, ++n_}});
-    const lic::Pid cache = ctx.whereis(cache_);
-    const lic::CallResult r = cache ? ctx.call(cache, kGet, key, timeout_) : lic::CallResult{lic::CallResult::Status::down};
+    const lic::CallResult r = ctx.call(cache_, kGet, key, timeout_);
     const bool answered = r.ok() && r.reply->tag == kValue;
     ctx.emit(kAnswer, {{kN, n_}, {kResult, answered ? kValue : kUnavailable}});
   }
@@ -128,8 +126,7 @@ lic::CheckJudge answered(lic::Args& a) {
       }
     }
     const std::int64_t answers = requests - abandoned - static_cast<std::int64_t>(open.size());
-    // unavailable / answers <= num / den, in integers.
-    const bool few = static_cast<std::uint64_t>(unavailable) * most.den <= static_cast<std::uint64_t>(answers) * most.num;
+    const bool few = lic::fraction_at_most(static_cast<std::uint64_t>(unavailable), static_cast<std::uint64_t>(answers), most);
     const bool passed = requests > 0 && open.empty() && few;
     return lic::Verdict{passed, std::to_string(requests) + " requests: " + std::to_string(answers) + " answered (" +
                                     std::to_string(unavailable) + " unavailable, at most " +
