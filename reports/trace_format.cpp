@@ -30,7 +30,7 @@ nlohmann::json field_json(const FieldValue& v) {
 
 bool has_reason(EventKind k) {
   return k == EventKind::exit || k == EventKind::exit_signal || k == EventKind::down ||
-         k == EventKind::drop;
+         k == EventKind::drop || k == EventKind::task_exit;
 }
 
 bool is_chan(EventKind k) {

@@ -256,3 +256,83 @@ void Context::cancel(const CancelContext& c) {
 }
 
 }  // namespace lic
+
+// ---- OS signals and the task ------------------------------------------------------------------
+
+namespace lic {
+
+namespace {
+
+const Atom kSigterm("sigterm");
+const Atom kSigkill("sigkill");
+
+/// The runtime offers `v` on `c` without waiting (Go's signal delivery): handed to a receiver
+/// that waits, buffered if there is room, dropped otherwise. Traced as a chan_send from pid 0.
+void offer(Kernel::Impl& k, Chan c, Payload v) {
+  ChanState& s = k.chans[c.id];
+  if (s.closed) return;
+  const auto world_send = [&](Pid to) {
+    if (!k.sim.trace().enabled()) return;
+    TraceEvent e;
+    e.time = k.sim.now();
+    e.kind = EventKind::chan_send;
+    e.node = k.nodes[s.node].name;
+    e.tag = s.name;
+    e.other = to;
+    e.msg = s.buf.size();
+    k.sim.trace().append(e);
+  };
+  if (!s.recvq.empty()) {
+    auto [w, i] = s.recvq.front();
+    w->cases[i].received = ChanRecv{std::move(v), true};
+    world_send(w->p->pid);
+    k.note(EventKind::chan_recv, w->p, w->p->pid, {}, {}, s.name, s.buf.size());
+    ChanOps{k, w->p}.complete(*w, i, Pid{}, false);
+  } else if (s.buf.size() < s.cap) {
+    s.buf.push_back(std::move(v));
+    world_send({});
+  }
+}
+
+}  // namespace
+
+void Context::notify_signals(Chan c) {
+  auto& k = Kernel::of(*sim_);
+  k.check(self_);
+  ChanOps{k, self_}.state(c);  // a channel of this node
+  self_->signal_chan = c;
+}
+
+void Context::set_main() {
+  Kernel::of(*sim_).check(self_);
+  self_->is_main = true;
+}
+
+void Simulation::signal_node(Atom node, Atom sig) {
+  Impl& k = *impl_;
+  const std::uint32_t n = k.node_of(node);
+  if (!k.nodes[n].up) return;
+  k.note_node(EventKind::signal, n, sig);
+  if (sig == kSigkill) {
+    crash_node(node);
+    return;
+  }
+  if (sig != kSigterm) return;
+  std::vector<Process*> asked;
+  std::vector<Pid> roots;
+  for (Process* p : k.procs) {
+    if (p == nullptr || p->dead || p->dying || p->node_ix != n) continue;
+    if (p->signal_chan) asked.push_back(p);
+    if (!p->parent) roots.push_back(p->pid);
+  }
+  for (Process* p : asked) {
+    k.note(EventKind::signal, p, p->pid, {}, {}, sig);
+    offer(k, p->signal_chan, sig);
+  }
+  // Nobody asked: the runtime stops the node's roots, as OTP's init:stop does.
+  if (asked.empty()) {
+    for (Pid r : roots) exit(r, Reason::shutdown());
+  }
+}
+
+}  // namespace lic

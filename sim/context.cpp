@@ -38,6 +38,7 @@ Rng& Context::rng() {
 void Context::send(Pid to, Atom tag, Payload payload) {
   auto& k = kernel(*sim_);
   k.check(self_);
+  k.wait_for_room(self_, to);
   k.send(self_->pid, self_, to, build(MsgKind::plain, tag, std::move(payload)));
 }
 
@@ -210,6 +211,7 @@ CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
     result.reason = Reason::other(Atom("calling_self"));
     return result;
   }
+  k.wait_for_room(self_, to);
   const Ref mref = k.monitor(self_, to);
   k.send(self_->pid, self_, to, build(MsgKind::call, tag, std::move(payload), mref));
   MessagePtr m = k.wait(
@@ -237,6 +239,7 @@ CallResult Context::call(Pid to, Atom tag, Payload payload, Duration timeout) {
 void Context::cast(Pid to, Atom tag, Payload payload) {
   auto& k = kernel(*sim_);
   k.check(self_);
+  k.wait_for_room(self_, to);
   k.send(self_->pid, self_, to, build(MsgKind::cast, tag, std::move(payload)));
 }
 

@@ -61,6 +61,12 @@ struct Process {
 
   const Match* wait_match = nullptr;
   std::uint32_t wait_token = 0;  // bumped per wait; a timeout event carrying an older one is stale
+  bool is_main = false;      // its end ends the task on its node (Context::set_main)
+  Chan signal_chan;          // where SIGTERM goes (Context::notify_signals)
+  std::uint32_t mailbox_max = 0;  // plain messages, casts and calls waiting at most (0: no bound)
+  bool mailbox_block = false;     // a full mailbox makes local senders wait
+  std::uint32_t user_mail = 0;    // plain messages, casts and calls in the mailbox
+  std::deque<Pid> blocked_senders;  // waiting for room, first come first served
   bool has_rng = false;  // rng is derived on first use
   Rng rng;  // in the record itself: one cache miss less per random draw
 
@@ -262,6 +268,18 @@ struct Simulation::Impl {
                     const SpawnOptions& opts);
   void send(Pid from, Process* from_proc, Pid to, MessagePtr m);
   void enqueue(Process* p, MessagePtr m);
+  /// Whether the mailbox takes `m` (a bounded one is full for plain messages, casts and calls).
+  bool mailbox_refuses(const Process* p, const Message& m) const {
+    return p->mailbox_max != 0 && counts_toward_bound(m) && p->user_mail >= p->mailbox_max;
+  }
+  static bool counts_toward_bound(const Message& m) {
+    return m.kind == MsgKind::plain || m.kind == MsgKind::cast || m.kind == MsgKind::call;
+  }
+  /// A message left the mailbox: a sender waiting for room may go on.
+  void mailbox_took(Process* p, const Message& m);
+  /// A local sender waits while `to`'s bounded, blocking mailbox is full.
+  void wait_for_room(Process* sender, Pid to);
+  void end_task(Process* main, const Reason& reason);
   MessagePtr take_match(Process* p, const Match& match);
   void link(Process* p, Pid other);
   void unlink(Process* p, Pid other);

@@ -122,6 +122,13 @@ struct SpawnOptions {
   /// Behaviours: send the spawner an `$init_ack` message once init returns (see kInitAck), for a
   /// synchronous start like proc_lib:start_link.
   bool ack_init = false;
+  /// A bounded mailbox: at most this many plain messages, casts and calls waiting (0: no bound).
+  /// System messages (EXIT, DOWN, replies) are never refused.
+  std::uint32_t mailbox_max = 0;
+  /// When it is full: drop the message (traced `drop` with reason mailbox_full), or make a
+  /// sender on the same node wait until there is room (backpressure; the world's sends and those
+  /// from other nodes are dropped).
+  bool mailbox_block = false;
 };
 
 /// Tag of the message a behaviour spawned with ack_init sends its spawner after init: `from` is
@@ -214,6 +221,13 @@ class Context {
   /// Waits until one of `cases` can proceed, does it and returns its index; -1 when `timeout`
   /// passes first (Duration::zero(): do one that is ready now, else -1 at once, Go's default).
   int select(std::span<SelectCase> cases, Duration timeout = Duration::max());
+  // OS signals (Simulation::signal_node): a process asks for SIGTERM as Go's signal.Notify does.
+  /// SIGTERM to this node is sent on `c` (dropped if it is full), as the atom `sigterm`.
+  void notify_signals(Chan c);
+  /// This process is its node's main: when it ends, the task ends (task_exit) and every process
+  /// left on the node is killed, as goroutines are when main returns.
+  void set_main();
+
   /// A context with cancel (its done channel, named `name`).
   CancelContext make_context(Atom name);
   /// Cancels it: closes its done channel unless closed already.

@@ -17,6 +17,7 @@ const Atom kTrapped("trapped");
 const Atom kDied("died");
 const Atom kBehaviour("behaviour");
 const Atom kProcess("process");
+const Atom kMailboxFull("mailbox_full");
 
 void erase_pid(std::vector<Pid>& v, Pid p) {
   auto it = std::find(v.begin(), v.end(), p);
@@ -101,6 +102,8 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   p->node = nodes[p->node_ix].name;
   p->trap_exit = opts.trap_exit;
   p->ack_init = opts.ack_init && parent != nullptr;
+  p->mailbox_max = opts.mailbox_max;
+  p->mailbox_block = opts.mailbox_block;
   p->is_behaviour = b != nullptr;
   p->behaviour = std::move(b);
   p->body = std::move(body);
@@ -174,6 +177,11 @@ void Simulation::Impl::enqueue(Process* p, MessagePtr m) {
       return;
     }
   }
+  if (mailbox_refuses(p, *m)) {
+    note(EventKind::drop, p, p->pid, m->from, Reason::other(kMailboxFull), m->tag, m->id);
+    return;
+  }
+  if (counts_toward_bound(*m)) ++p->user_mail;
   Message* raw = m.release();
   raw->next = nullptr;
   if (p->mbox_tail != nullptr) {
@@ -206,9 +214,41 @@ MessagePtr Simulation::Impl::take_match(Process* p, const Match& match) {
     if (p->mbox_tail == m) p->mbox_tail = prev;
     m->next = nullptr;
     --p->mbox_size;
+    mailbox_took(p, *m);
     return MessagePtr(m);
   }
   return {};
+}
+
+void Simulation::Impl::mailbox_took(Process* p, const Message& m) {
+  if (!counts_toward_bound(m)) return;
+  --p->user_mail;
+  while (!p->blocked_senders.empty()) {
+    Process* w = find(p->blocked_senders.front());
+    p->blocked_senders.pop_front();
+    if (w != nullptr && !w->dead && w->waiting && w->wait_match == nullptr) {
+      unpark(w);
+      return;
+    }
+  }
+}
+
+void Simulation::Impl::wait_for_room(Process* sender, Pid to) {
+  for (;;) {
+    Process* t = find(to);
+    if (t == nullptr || t->dead || !t->mailbox_block || t->node_ix != sender->node_ix ||
+        t->user_mail < t->mailbox_max)
+      return;
+    t->blocked_senders.push_back(sender->pid);
+    note(EventKind::mailbox_wait, sender, sender->pid, to, {}, {}, t->mbox_size);
+    park(sender, Duration::max());
+  }
+}
+
+void Simulation::Impl::end_task(Process* main, const Reason& reason) {
+  if (!nodes[main->node_ix].up) return;
+  note(EventKind::task_exit, main, main->pid, {}, reason);
+  sim.crash_node(nodes[main->node_ix].name);  // what main leaves behind goes with it
 }
 
 // ---- links and monitors --------------------------------------------------------------------
@@ -353,6 +393,12 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   }
   p->mbox_tail = nullptr;
   p->mbox_size = 0;
+  p->user_mail = 0;
+  // Senders waiting for room go on (their send finds no process).
+  for (Pid s : p->blocked_senders) {
+    if (Process* w = find(s)) unpark(w);
+  }
+  p->blocked_senders.clear();
   // Links, in link order: each linked process gets the exit signal (normal included: a trapping
   // process turns it into a message, a non-trapping one ignores it).
   std::vector<Pid> links = std::move(p->links);
@@ -394,6 +440,7 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
     if (Process* o = find(m.pid)) erase_ref(o->monitored_by, m.ref);
   }
   p->monitoring.clear();
+  if (p->is_main) end_task(p, reason);
   // Its code may still be on a stack: the running process unwinds when it next asks the kernel;
   // a blocked one is resumed by the loop to unwind. Otherwise the record goes now.
   if (p == current) return;

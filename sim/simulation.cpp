@@ -339,6 +339,7 @@ void Simulation::Impl::behaviour_step(Process* p) {
     if (p->mbox_head == nullptr) p->mbox_tail = nullptr;
     m->next = nullptr;
     --p->mbox_size;
+    mailbox_took(p, *m);
   }
   current = p;
   run_callback(p, m.get());

@@ -122,6 +122,12 @@ class Simulation {
   /// timeouts fire late, and messages to them wait at the node. Pauses extend, never shorten.
   void pause_node(Atom node, Duration d);
   bool node_paused(Atom node);
+  /// An OS signal to the node's processes (the node as a container or a VM). `sigterm`: given to
+  /// every process that asked for it (Context::notify_signals); when none did, the runtime stops
+  /// each root process on the node with exit signal `shutdown`, as OTP's init:stop does.
+  /// `sigkill`: everything on the node ends at once, killed, no cleanup (crash_node). Traced as
+  /// `signal`.
+  void signal_node(Atom node, Atom sig);
   /// The node's clock reads now() + skew (Context::node_time).
   void set_clock_skew(Atom node, Duration skew);
   Time node_time(Atom node);

@@ -61,6 +61,9 @@ std::string_view to_string(EventKind k) {
     case EventKind::chan_close: return "chan_close";
     case EventKind::chan_wait: return "chan_wait";
     case EventKind::chan_wake: return "chan_wake";
+    case EventKind::signal: return "signal";
+    case EventKind::task_exit: return "task_exit";
+    case EventKind::mailbox_wait: return "mailbox_wait";
   }
   return "?";
 }

@@ -58,6 +58,12 @@ enum class EventKind : std::uint16_t {
   chan_close,   ///< pid closed it
   chan_wait,    ///< pid waits on it; reason `send` or `recv` (one event per case of a select)
   chan_wake,    ///< pid stops waiting; reason: `done` (other = who completed it), `closed`, `timeout`
+  // OS signals and tasks (a node as a container: sim/simulation.hpp, signal_node).
+  signal,       ///< `node` got signal `tag` (sigterm, sigkill); pid: the process it was given to,
+                ///< 0 for the node (one event for the node, then one per process that asked for it)
+  task_exit,    ///< the node's main process ended with reason: the task ends, and what is left on
+                ///< the node is killed (node_down follows)
+  mailbox_wait,  ///< pid waits to send to `other`, whose bounded mailbox is full (msg: its length)
 };
 
 std::string_view to_string(EventKind k);

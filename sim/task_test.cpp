@@ -1,0 +1,139 @@
+// A node as a container: OS signals (SIGTERM asked for as Go's signal.Notify, or OTP's init:stop
+// when nobody asked; SIGKILL), the main process whose end ends the task, and bounded mailboxes
+// with backpressure (seed 002).
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "sim/test_support.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+using lic::testing::events_of;
+using lic::testing::exit_reason;
+
+namespace {
+
+Time at(Duration d) { return Time{} + d; }
+const Atom kNode("ingest");
+const Atom kWork("work");
+
+SpawnOptions on_node() {
+  SpawnOptions o;
+  o.node = kNode;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("task: SIGTERM goes on the channel main asked for - when main returns the task ends and the rest is killed", "[task]") {
+  Simulation sim;
+  Time got_at;
+  const Pid worker = sim.spawn([&](Context& ctx) { ctx.receive(); }, on_node());
+  const Pid main = sim.spawn(
+      [&](Context& ctx) {
+        ctx.set_main();
+        const Chan sig = ctx.make_chan(1, Atom("sigCh"));
+        ctx.notify_signals(sig);
+        const ChanRecv r = ctx.chan_recv(sig);
+        got_at = ctx.now();
+        CHECK(*r.value.get<Atom>() == Atom("sigterm"));
+        ctx.sleep(2_s);  // a graceful shutdown that takes 2 s
+      },
+      on_node());
+  sim.schedule(at(10_s), [&] { sim.signal_node(kNode, Atom("sigterm")); });
+  sim.run();
+  CHECK(got_at == at(10_s));
+  const auto exits = events_of(sim.trace(), EventKind::task_exit);
+  REQUIRE(exits.size() == 1);
+  CHECK(exits[0]->pid == main);
+  CHECK(exits[0]->time == at(12_s));
+  CHECK(*exit_reason(sim.trace(), worker) == Reason::killed());  // the goroutine main left behind
+  CHECK_FALSE(sim.node_up(kNode));
+}
+
+TEST_CASE("task: SIGTERM to a node where nobody asked for it stops its roots with shutdown - as OTP's init:stop", "[task]") {
+  Simulation sim;
+  Time stopped;
+  const Pid root = sim.spawn(
+      [&](Context& ctx) {
+        ctx.trap_exit(true);
+        MessagePtr m = ctx.receive();
+        CHECK(m->kind == MsgKind::exit);
+        CHECK(m->reason == Reason::shutdown());
+        ctx.sleep(500_ms);  // its clean-up
+        stopped = ctx.now();
+      },
+      on_node());
+  sim.schedule(at(1_s), [&] { sim.signal_node(kNode, Atom("sigterm")); });
+  sim.run();
+  CHECK(stopped == at(1500_ms));
+  CHECK(*exit_reason(sim.trace(), root) == Reason::normal());
+  CHECK(sim.node_up(kNode));  // no main: the node itself stays up
+}
+
+TEST_CASE("task: SIGKILL ends everything on the node at once - killed - no clean-up", "[task]") {
+  Simulation sim;
+  bool cleaned = false;
+  const Pid p = sim.spawn(
+      [&](Context& ctx) {
+        ctx.trap_exit(true);
+        ctx.receive();
+        cleaned = true;
+      },
+      on_node());
+  sim.schedule(at(1_s), [&] { sim.signal_node(kNode, Atom("sigkill")); });
+  sim.run();
+  CHECK_FALSE(cleaned);
+  CHECK(*exit_reason(sim.trace(), p) == Reason::killed());
+  const auto signals = events_of(sim.trace(), EventKind::signal);
+  REQUIRE(signals.size() == 1);
+  CHECK(signals[0]->tag == Atom("sigkill"));
+}
+
+TEST_CASE("mailbox: a bounded mailbox that drops refuses the message past its bound - traced mailbox_full", "[task]") {
+  Simulation sim;
+  SpawnOptions o;
+  o.mailbox_max = 2;
+  const Pid slow = sim.spawn([&](Context& ctx) { ctx.sleep(1_h); }, o);
+  sim.spawn([&](Context& ctx) {
+    for (int i = 0; i < 5; ++i) ctx.cast(slow, kWork, i);
+  });
+  sim.run_until(at(1_s));
+  int full = 0;
+  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop)) full += e->reason == Reason::other(Atom("mailbox_full"));
+  CHECK(full == 3);
+  CHECK(sim.info(slow)->mailbox == 2);
+}
+
+TEST_CASE("mailbox: a bounded mailbox that blocks makes the sender wait until the receiver takes one - backpressure", "[task]") {
+  Simulation sim;
+  SpawnOptions o;
+  o.mailbox_max = 1;
+  o.mailbox_block = true;
+  std::vector<Time> taken;
+  std::vector<Time> sent;
+  const Pid consumer = sim.spawn(
+      [&](Context& ctx) {
+        for (int i = 0; i < 3; ++i) {
+          ctx.sleep(1_s);
+          ctx.receive();
+          taken.push_back(ctx.now());
+        }
+      },
+      o);
+  sim.spawn([&](Context& ctx) {
+    for (int i = 0; i < 3; ++i) {
+      ctx.send(consumer, kWork, i);
+      sent.push_back(ctx.now());
+    }
+  });
+  sim.run();
+  CHECK(sent == std::vector<Time>{at(0_s), at(1_s), at(2_s)});  // each waits for room
+  CHECK(taken == std::vector<Time>{at(1_s), at(2_s), at(3_s)});
+  CHECK(events_of(sim.trace(), EventKind::mailbox_wait).size() == 2);
+  CHECK(events_of(sim.trace(), EventKind::drop).empty());
+}
