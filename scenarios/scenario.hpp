@@ -99,6 +99,7 @@ struct Step {
     restart_child,
     delete_child,
     which_children,   ///< traced as a `which_children` event listing the children
+    stop_task,        ///< the target is a node: SIGTERM now, SIGKILL after `grace` if it still runs
   };
   Time at{};
   Op op = Op::crash;
@@ -107,6 +108,7 @@ struct Step {
   std::string id{};                 ///< terminate/restart/delete_child
   std::optional<TreeNode> child{};  ///< start_child on a supervisor that is not dynamic
   std::string arg{};                ///< start_child on a simple_one_for_one supervisor
+  Duration grace{};                 ///< stop_task
   Mark mark{};
   bool operator==(const Step&) const = default;
 };

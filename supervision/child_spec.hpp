@@ -46,6 +46,10 @@ struct ChildSpec {
   bool significant = false;
   /// The node the child runs on; empty: its supervisor's node.
   Atom node{};
+  /// A bounded mailbox (seed 002's backpressure): at most this many messages waiting (0: no
+  /// bound); when full, a message is dropped, or with mailbox_block a sender on the node waits.
+  std::uint32_t mailbox_max = 0;
+  bool mailbox_block = false;
   bool operator==(const ChildSpec&) const = default;
 };
 

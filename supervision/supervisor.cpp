@@ -89,6 +89,8 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
   o.link = true;
   o.label = Label{Atom(path_of(ctx, i)), s.starts};
   o.node = s.child.spec.node;
+  o.mailbox_max = s.child.spec.mailbox_max;
+  o.mailbox_block = s.child.spec.mailbox_block;
   Pid pid;
   if (s.child.start.behaviour) {
     o.ack_init = true;

@@ -31,6 +31,8 @@ enum class Kind : std::uint8_t {
   reorder,       ///< a window of reordering
   pause,         ///< the node runs nothing for `duration`
   slow_start,    ///< the target's next start takes `delay` longer (its init starts late)
+  stop_task,     ///< SIGTERM to the node's processes, then SIGKILL after `grace` if it still runs
+  degrade,       ///< the target (a behaviour that knows `mode`) degrades for `duration`
 };
 
 std::string_view to_string(Kind k);
@@ -74,8 +76,18 @@ struct Fault {
   Duration delay{};            ///< clog: extra latency; slow_start: extra start time
   Ratio ratio = Ratio::never();  ///< loss / duplicate / reorder
   std::optional<Duration> restart_after{};  ///< node_crash: restart the node this much later
+  Duration grace{};            ///< stop_task: SIGKILL this long after SIGTERM
+  std::string mode{};          ///< degrade: what degrades (the target's own word: errors, full, ...)
   bool operator==(const Fault&) const = default;
 };
+
+/// The message a `degrade` fault sends its target, tag kDegrade: `mode` starts (on) or ends.
+/// A behaviour that can degrade handles it in handle_info; others ignore it.
+struct Degrade {
+  Atom mode;
+  bool on = true;
+};
+extern const Atom kDegrade;  ///< "$degrade"
 
 /// What a fault set and a run's phases look like as a whole (DESIGN.md §4).
 struct Phases {

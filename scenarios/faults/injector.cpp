@@ -26,6 +26,9 @@ using supervision::events::kChildStarted;
 const Atom kInjected("injected");
 const Atom kSkipped("skipped");
 const Atom kPaths("paths");
+const Atom kMode("mode");
+const Atom kSigterm("sigterm");
+const Atom kSigkill("sigkill");
 }  // namespace
 
 
@@ -319,6 +322,49 @@ bool Injector::inject_window(std::size_t i) {
   return true;
 }
 
+bool Injector::inject_stop_task(std::size_t i) {
+  const Fault& f = faults_[i];
+  const Atom n(f.target.text);
+  if (!sim_.node_up(n)) {
+    skip(i, f.target.text + " is down");
+    return false;
+  }
+  record(i, {{kNode, n}, {keys::kDelay, f.grace}});
+  sim_.signal_node(n, kSigterm);
+  // The SIGKILL belongs to the stop (a container's stop timeout), not to the chaos phase: the
+  // quiet phase does not cancel it.
+  Simulation& sim = sim_;
+  sim_.schedule(sim_.now() + f.grace, [&sim, n] {
+    if (sim.node_up(n)) sim.signal_node(n, kSigkill);
+  });
+  return true;
+}
+
+bool Injector::inject_degrade(std::size_t i) {
+  const Fault& f = faults_[i];
+  State& s = states_[i];
+  if (s.degraded) {
+    skip(i, "its previous window is still open");
+    return false;
+  }
+  std::string why;
+  const Pid p = resolve(f.target, why);
+  if (!p) {
+    skip(i, why);
+    return false;
+  }
+  record(i, {{kPid, p}, {kMode, Atom(f.mode)}});
+  sim_.send(p, kDegrade, Degrade{Atom(f.mode), true});
+  s.degraded = p;
+  if (f.duration > Duration::zero()) {
+    later(sim_.now() + f.duration, [this, i] {
+      end_window(i);
+      if (faults_[i].mtbf) arm(i);
+    });
+  }
+  return true;
+}
+
 bool Injector::inject(std::size_t i) {
   const Fault& f = faults_[i];
   switch (f.kind) {
@@ -340,6 +386,10 @@ bool Injector::inject(std::size_t i) {
     case Kind::duplicate:
     case Kind::reorder:
       return inject_window(i);
+    case Kind::stop_task:
+      return inject_stop_task(i);
+    case Kind::degrade:
+      return inject_degrade(i);
     case Kind::slow_start:
       if (f.target.by != Target::By::path) {
         skip(i, "needs a tree path");
@@ -354,6 +404,10 @@ bool Injector::inject(std::size_t i) {
 
 void Injector::end_window(std::size_t i) {
   State& s = states_[i];
+  if (s.degraded) {
+    sim_.send(s.degraded, kDegrade, Degrade{Atom(faults_[i].mode), false});
+    s.degraded = Pid{};
+  }
   for (std::uint64_t id : s.effects) sim_.remove_link_effect(id);
   s.effects.clear();
   for (const auto& [a, b] : s.blocked) sim_.unblock(a, b);

@@ -49,6 +49,7 @@ class Injector final : public TraceSink {
     Pid target;                 // the incarnation whose uptime is being counted
     std::vector<std::uint64_t> effects;  // link effects of an open window
     std::vector<std::pair<Atom, Atom>> blocked;  // paths a partition with a duration blocked
+    Pid degraded;                // a degrade window open on this process
   };
 
   void arm(std::size_t i);
@@ -59,6 +60,8 @@ class Injector final : public TraceSink {
   bool inject_process(std::size_t i);  ///< crash, kill, exit
   bool inject_node(std::size_t i);     ///< node_crash, node_restart, pause
   bool inject_window(std::size_t i);   ///< partition and the network windows
+  bool inject_stop_task(std::size_t i);
+  bool inject_degrade(std::size_t i);
   void skip(std::size_t i, const std::string& why);
   void record(std::size_t i, std::vector<TraceField> extra);
   Pid resolve(const Target& t, std::string& why) const;

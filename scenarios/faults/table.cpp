@@ -7,8 +7,8 @@ namespace lic::faults {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kOptionNames{"reason", "to", "one_way", "duration", "delay", "ratio",
-                                                       "restart_after"};
+constexpr std::array<std::string_view, 9> kOptionNames{"reason", "to",           "one_way", "duration", "delay",
+                                                       "ratio",  "restart_after", "grace",   "mode"};
 
 std::vector<KindInfo> make_kinds() {
   using O = Option;
@@ -30,10 +30,17 @@ std::vector<KindInfo> make_kinds() {
       {Kind::reorder, "reorder", Aim::sides, window, {O::ratio}, "a window of reordering at `ratio`"},
       {Kind::pause, "pause", Aim::node, {O::duration}, {O::duration}, "the node runs nothing for `duration` (a GC pause)"},
       {Kind::slow_start, "slow_start", Aim::process, {O::delay}, {O::delay}, "the target's next start takes `delay` longer"},
+      {Kind::stop_task, "stop_task", Aim::node, {O::grace}, {O::grace},
+       "SIGTERM to the node's processes (a container's stop), then SIGKILL after `grace` if it still runs"},
+      {Kind::degrade, "degrade", Aim::process, {O::mode, O::duration}, {O::mode},
+       "the target degrades in `mode` (its own word: a slow or failing service, a full disk) for `duration` "
+       "(until the quiet phase when absent)"},
   };
 }
 
 }  // namespace
+
+const Atom kDegrade("$degrade");
 
 const std::vector<KindInfo>& kinds() {
   static const std::vector<KindInfo> all = make_kinds();

@@ -165,6 +165,12 @@ TreeNode gen_node(const std::string& id, const std::string& path, int depth, con
 Step gen_step(const Paths& p, const std::vector<std::string>& nodes) {
   Step s;
   s.at = Time{} + gen_duration(60'000, false);
+  if (!nodes.empty() && *rc::gen::weightedElement<bool>({{1, true}, {5, false}})) {
+    s.op = Step::Op::stop_task;
+    s.target = *rc::gen::elementOf(nodes);
+    s.grace = gen_duration(30'000, true);
+    return s;
+  }
   const bool manage = !p.supervisors.empty() && *rc::gen::arbitrary<bool>();
   if (!manage) {
     s.op = *rc::gen::element(Step::Op::crash, Step::Op::kill, Step::Op::exit, Step::Op::stop);
@@ -193,10 +199,10 @@ Step gen_step(const Paths& p, const std::vector<std::string>& nodes) {
 faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, std::size_t i) {
   using faults::Kind;
   faults::Fault f;
-  std::vector<Kind> kinds = {Kind::crash, Kind::kill, Kind::exit, Kind::slow_start, Kind::heal};
+  std::vector<Kind> kinds = {Kind::crash, Kind::kill, Kind::exit, Kind::slow_start, Kind::heal, Kind::degrade};
   if (!nodes.empty()) {
     for (Kind k : {Kind::node_crash, Kind::node_restart, Kind::pause, Kind::partition, Kind::clog, Kind::loss,
-                   Kind::duplicate, Kind::reorder})
+                   Kind::duplicate, Kind::reorder, Kind::stop_task})
       kinds.push_back(k);
   }
   f.kind = *rc::gen::elementOf(kinds);
@@ -222,15 +228,22 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
       [[fallthrough]];
     case Kind::kill:
     case Kind::slow_start:
+    case Kind::degrade:
       f.target = *rc::gen::arbitrary<bool>() ? faults::Target::path(*rc::gen::elementOf(p.all))
                                               : faults::Target::name(gen_name("reg"));
       if (f.kind == Kind::slow_start) f.delay = gen_duration(5'000, true);
+      if (f.kind == Kind::degrade) {
+        f.mode = *rc::gen::element<std::string>("errors", "full", "slow");
+        if (*rc::gen::arbitrary<bool>()) f.duration = gen_duration(5'000, true);
+      }
       break;
     case Kind::node_crash:
     case Kind::node_restart:
     case Kind::pause:
+    case Kind::stop_task:
       f.target = faults::Target::node(*rc::gen::elementOf(nodes));
       if (f.kind == Kind::pause) f.duration = gen_duration(5'000, true);
+      if (f.kind == Kind::stop_task) f.grace = gen_duration(30'000, true);
       if (f.kind == Kind::node_crash && *rc::gen::arbitrary<bool>()) f.restart_after = gen_duration(5'000, false);
       break;
     case Kind::heal:

@@ -400,6 +400,23 @@ std::optional<Shutdown> read_shutdown(Reader& rd, const YAML::Node& n) {
   return std::nullopt;
 }
 
+/// `mailbox: {max: 100, when_full: drop | block}`: a bounded mailbox (seed 002's backpressure).
+void read_mailbox(Reader& rd, const YAML::Node& n, supervision::ChildSpec& spec) {
+  bool have_max = false;
+  for (const Entry& e : rd.entries(n, "mailbox", {"max", "when_full"})) {
+    if (e.key == "max") {
+      have_max = rd.integer<std::uint32_t>(e.value, "mailbox max", spec.mailbox_max, 1, 100'000'000);
+    } else {
+      std::string w;
+      if (rd.scalar(e.value, "when_full", w)) {
+        if (w == "drop" || w == "block") spec.mailbox_block = w == "block";
+        else rd.error(e.value, "unknown when_full '" + w + "' (drop or block)");
+      }
+    }
+  }
+  if (n.IsMap() && !have_max) rd.error(n, "a mailbox needs `max` (how many messages it holds, 1 or more)");
+}
+
 void read_child_key(Reader& rd, const Entry& e, TreeNode& t, ChildKeys& k) {
   if (e.key == "id") {
     if (rd.scalar(e.value, "id", t.spec.id)) {
@@ -430,6 +447,8 @@ void read_child_key(Reader& rd, const Entry& e, TreeNode& t, ChildKeys& k) {
     k.shutdown = read_shutdown(rd, e.value);
   } else if (e.key == "significant") {
     rd.boolean(e.value, "significant", t.spec.significant);
+  } else if (e.key == "mailbox") {
+    read_mailbox(rd, e.value, t.spec);
   } else if (e.key == "node") {
     std::string node;
     if (rd.scalar(e.value, "node", node)) t.spec.node = Atom(node);
@@ -441,7 +460,7 @@ TreeNode read_child(Reader& rd, const YAML::Node& n, bool root) {
   t.mark = mark_of(n);
   const auto keys = root ? rd.entries(n, "a tree", {"id", "root", "supervisor", "lifecycle", "children", "node"})
                          : rd.entries(n, "a child", {"id", "behaviour", "args", "supervisor", "lifecycle", "children",
-                                                     "restart", "type", "shutdown", "significant", "node"});
+                                                     "restart", "type", "shutdown", "significant", "node", "mailbox"});
   ChildKeys k;
   for (const Entry& e : keys) read_child_key(rd, e, t, k);
   if (k.children) {
@@ -475,7 +494,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
   std::vector<const Entry*> options;
   const auto keys = rd.entries(n, "a script step",
                                {"at", "crash", "kill", "exit", "stop", "start_child", "terminate_child", "restart_child",
-                                "delete_child", "which_children", "reason", "id", "child", "arg"});
+                                "delete_child", "which_children", "stop_task", "reason", "id", "child", "arg", "grace"});
   for (const Entry& e : keys) {
     Step::Op op{};
     if (e.key == "at") {
@@ -487,13 +506,13 @@ Step read_step(Reader& rd, const YAML::Node& n) {
       }
       have_op = true;
       s.op = op;
-      rd.scalar(e.value, e.key + " (a tree path)", s.target);
+      rd.scalar(e.value, e.key + (op == Step::Op::stop_task ? " (a node)" : " (a tree path)"), s.target);
     } else {
       options.push_back(&e);
     }
   }
   if (!n.IsMap()) return s;
-  if (!have_op) rd.error(n, "a step needs an action: crash, kill, exit, stop, start_child, terminate_child, restart_child, delete_child or which_children");
+  if (!have_op) rd.error(n, "a step needs an action: crash, kill, exit, stop, start_child, terminate_child, restart_child, delete_child, which_children or stop_task");
   if (!have_at) rd.error(n, "a step needs `at` (when it happens)");
   if (s.op == Step::Op::stop) s.reason = Reason::normal();
   if (s.op == Step::Op::exit) s.reason = Reason::shutdown();
@@ -501,7 +520,8 @@ Step read_step(Reader& rd, const YAML::Node& n) {
     const bool fits = (e->key == "reason" && (s.op == Step::Op::crash || s.op == Step::Op::exit || s.op == Step::Op::stop)) ||
                       (e->key == "id" && (s.op == Step::Op::terminate_child || s.op == Step::Op::restart_child ||
                                           s.op == Step::Op::delete_child)) ||
-                      ((e->key == "child" || e->key == "arg") && s.op == Step::Op::start_child);
+                      ((e->key == "child" || e->key == "arg") && s.op == Step::Op::start_child) ||
+                      (e->key == "grace" && s.op == Step::Op::stop_task);
     if (!fits && have_op) {
       rd.error(e->key_node, "'" + e->key + "' does not apply to a " + std::string(to_string(s.op)) + " step");
       continue;
@@ -510,7 +530,12 @@ Step read_step(Reader& rd, const YAML::Node& n) {
     else if (e->key == "id") rd.scalar(e->value, "id", s.id);
     else if (e->key == "arg") rd.scalar(e->value, "arg", s.arg);
     else if (e->key == "child") s.child = read_child(rd, e->value, false);
+    else if (e->key == "grace" && rd.duration(e->value, "grace", s.grace) && s.grace <= Duration::zero())
+      rd.error(e->value, "grace must be more than 0");
   }
+  if (have_op && s.op == Step::Op::stop_task && s.grace <= Duration::zero() &&
+      std::none_of(options.begin(), options.end(), [](const Entry* e) { return e->key == "grace"; }))
+    rd.error(n, "stop_task needs `grace` (how long before SIGKILL)");
   if (have_op && s.id.empty() &&
       (s.op == Step::Op::terminate_child || s.op == Step::Op::restart_child || s.op == Step::Op::delete_child))
     rd.error(n, std::string(to_string(s.op)) + " needs the child's `id`");
@@ -521,7 +546,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
 Keys fault_keys() {
   Keys keys{"name", "at", "every", "until", "mtbf"};
   for (const faults::KindInfo& k : faults::kinds()) keys.push_back(k.name);
-  for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::restart_after); ++o)
+  for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::mode); ++o)
     keys.push_back(faults::to_string(static_cast<faults::Option>(o)));
   return keys;
 }
@@ -603,6 +628,12 @@ void read_option(Reader& rd, const Entry& e, faults::Option o, faults::Fault& f)
     case Option::ratio: rd.ratio(e.value, "ratio", f.ratio); break;
     case Option::restart_after:
       if (rd.duration(e.value, "restart_after", d)) f.restart_after = d;
+      break;
+    case Option::grace:
+      if (rd.duration(e.value, "grace", f.grace) && f.grace <= Duration::zero()) rd.error(e.value, "grace must be more than 0");
+      break;
+    case Option::mode:
+      if (rd.scalar(e.value, "mode", f.mode) && f.mode.empty()) rd.error(e.value, "mode must be a word, not empty");
       break;
   }
 }

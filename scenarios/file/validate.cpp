@@ -169,6 +169,10 @@ class Validator {
   }
 
   void step(const Step& st) {
+    if (st.op == Step::Op::stop_task) {
+      if (!st.target.empty()) node(st.target, st.mark);
+      return;
+    }
     const bool management = st.op == Step::Op::start_child || st.op == Step::Op::terminate_child ||
                             st.op == Step::Op::restart_child || st.op == Step::Op::delete_child ||
                             st.op == Step::Op::which_children;

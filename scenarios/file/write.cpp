@@ -104,6 +104,10 @@ void write_child(YAML::Emitter& y, const TreeNode& t, bool root) {
     if (t.spec.shutdown != supervision::default_shutdown(t.spec.type))
       y << YAML::Key << "shutdown" << YAML::Value << format_shutdown(t.spec.shutdown);
     if (t.spec.significant) y << YAML::Key << "significant" << YAML::Value << "true";
+    if (t.spec.mailbox_max != 0)
+      y << YAML::Key << "mailbox" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "max" << YAML::Value
+        << t.spec.mailbox_max << YAML::Key << "when_full" << YAML::Value << (t.spec.mailbox_block ? "block" : "drop")
+        << YAML::EndMap;
   }
   switch (t.kind) {
     case TreeNode::Kind::worker:
@@ -157,6 +161,8 @@ void write_fault(YAML::Emitter& y, const faults::Fault& f) {
     if (o == Option::delay && f.delay != Duration::zero()) key(o) << format_duration(f.delay);
     if (o == Option::ratio && f.ratio != Ratio::never()) key(o) << format_ratio(f.ratio);
     if (o == Option::restart_after && f.restart_after) key(o) << format_duration(*f.restart_after);
+    if (o == Option::grace) key(o) << format_duration(f.grace);
+    if (o == Option::mode) key(o) << f.mode;
   }
   y << YAML::EndMap;
 }
@@ -170,6 +176,7 @@ void write_step(YAML::Emitter& y, const Step& s) {
     y << YAML::Key << "reason" << YAML::Value << to_string(s.reason);
   if (!s.id.empty()) y << YAML::Key << "id" << YAML::Value << s.id;
   if (!s.arg.empty()) y << YAML::Key << "arg" << YAML::Value << s.arg;
+  if (s.op == Step::Op::stop_task) y << YAML::Key << "grace" << YAML::Value << format_duration(s.grace);
   if (s.child) {
     y << YAML::Key << "child" << YAML::Value;
     write_child(y, *s.child, false);

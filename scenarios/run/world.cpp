@@ -62,8 +62,23 @@ void World::run_until(Time t) {
   sim_.run_until(t);
 }
 
+void World::stop_task(const Step& st) {
+  namespace ev = run_events;
+  const Atom node(st.target);
+  sim_.emit(ev::kScriptStep, {{ev::kOp, Atom("stop_task")}, {ev::kTarget, std::string(st.target)}});
+  sim_.signal_node(node, Atom("sigterm"));
+  Simulation& sim = sim_;
+  sim_.schedule(sim_.now() + st.grace, [&sim, node] {
+    if (sim.node_up(node)) sim.signal_node(node, Atom("sigkill"));
+  });
+}
+
 void World::perform(const Step& st) {
   namespace ev = run_events;
+  if (st.op == Step::Op::stop_task) {
+    stop_task(st);
+    return;
+  }
   const Pid pid = supervision::find_by_path(sim_, st.target);
   const Atom op(std::string(to_string(st.op)));
   if (!pid) {

@@ -29,6 +29,8 @@ class World {
  private:
   void boot_node(const std::string& node);
   void perform(const Step& st);
+  /// SIGTERM to the step's node now, SIGKILL after its grace if the node still runs.
+  void stop_task(const Step& st);
   /// A management call, made by a short-lived operator process (they are gen_server calls).
   void manage(Context& ctx, const Step& st, Pid sup);
   supervision::ManagementReply terminate(Context& ctx, const Step& st, Pid sup);
