@@ -35,6 +35,15 @@ struct ShapeNode {
   std::vector<ShapeNode> children;
 };
 
+/// A run's measurement: one number, or a list of numbers (one per occurrence: each failover).
+struct MetricValue {
+  std::vector<double> values;
+  bool list = false;
+  bool operator==(const MetricValue&) const = default;
+};
+/// Measurements by name, in name order (summary.json's and a results line's `metrics`).
+using Metrics = std::map<std::string, MetricValue>;
+
 struct CheckOutcome {
   std::string name;
   bool passed = false;
@@ -51,6 +60,7 @@ struct RunReport {
   std::uint64_t trace_hash = 0;
   bool passed = false;
   std::vector<CheckOutcome> checks;
+  Metrics metrics;
   /// The one-line command that runs exactly this again.
   std::string reproduce;
   /// When not empty: the first line of trace.jsonl (a JSON object saying how to run this again,
@@ -72,7 +82,8 @@ struct ReportSelection {
 };
 
 /// The summary object: scenario, seed, virtual_time_ns, events, trace_hash, passed,
-/// checks[{name, passed, detail}], reproduce, final{supervisors, lifecycles, starts, alive}.
+/// checks[{name, passed, detail}], metrics{name: number or [numbers]}, reproduce,
+/// final{supervisors, lifecycles, starts, alive}.
 /// It is what `run --format json` prints and what summary.json holds.
 std::string summary_json(const RunReport& r);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/escape.hpp"
+#include "reports/metrics_json.hpp"
 #include "reports/run_report.hpp"
 
 namespace lic::reports {
@@ -74,6 +75,35 @@ Json final_json(const RunReport& r) {
 
 }  // namespace
 
+nlohmann::ordered_json metrics_json(const Metrics& m) {
+  Json j = Json::object();
+  for (const auto& [name, v] : m) {
+    if (v.list) j[name] = v.values;
+    else if (!v.values.empty()) j[name] = v.values.front();
+  }
+  return j;
+}
+
+bool read_metrics(const nlohmann::ordered_json& j, Metrics& out) {
+  if (!j.is_object()) return false;
+  for (const auto& [name, v] : j.items()) {
+    MetricValue m;
+    if (v.is_number()) {
+      m.values.push_back(v.get<double>());
+    } else if (v.is_array()) {
+      m.list = true;
+      for (const auto& x : v) {
+        if (!x.is_number()) return false;
+        m.values.push_back(x.get<double>());
+      }
+    } else {
+      return false;
+    }
+    out[name] = std::move(m);
+  }
+  return true;
+}
+
 std::string summary_json(const RunReport& r) {
   Json j;
   j["scenario"] = r.scenario;
@@ -90,6 +120,7 @@ std::string summary_json(const RunReport& r) {
     checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
   }
   j["checks"] = std::move(checks);
+  j["metrics"] = metrics_json(r.metrics);
   j["reproduce"] = r.reproduce;
   j["final"] = final_json(r);
   // Invalid UTF-8 (a reason's bytes, say) is replaced rather than thrown on.

@@ -49,6 +49,7 @@ Registry Registry::with_builtins() {
     for (BehaviourInfo& b : list()) r.add(std::move(b));
   }
   for (CheckInfo& c : builtin_checks()) r.add(std::move(c));
+  for (MetricInfo& m : builtin_metrics()) r.add(std::move(m));
   return r;
 }
 
@@ -71,6 +72,15 @@ void Registry::add(CheckInfo c) {
   if (!c.build) throw std::invalid_argument("check '" + c.name + "' has no build function");
   if (check(c.name) != nullptr) throw std::invalid_argument("check '" + c.name + "' is already registered");
   checks_.push_back(std::move(c));
+}
+
+void Registry::add(MetricInfo m) {
+  if (m.name.empty() || m.name.find_first_of(" \t\n") != std::string::npos)
+    throw std::invalid_argument("metric name '" + m.name + "' must be a word without spaces");
+  if (!m.measure) throw std::invalid_argument("metric '" + m.name + "' has no measure function");
+  for (const MetricInfo& x : metrics_)
+    if (x.name == m.name) throw std::invalid_argument("metric '" + m.name + "' is already registered");
+  metrics_.push_back(std::move(m));
 }
 
 const BehaviourInfo* Registry::behaviour(std::string_view name) const {

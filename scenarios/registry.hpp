@@ -30,11 +30,15 @@ class Registry {
   void add(BehaviourInfo b);
   /// Adds a check, with the same rules.
   void add(CheckInfo c);
+  /// Adds a metric (a name taken or without a measure function is refused).
+  void add(MetricInfo m);
 
   /// Every behaviour, sorted by name.
   const std::vector<BehaviourInfo>& behaviours() const { return behaviours_; }
   /// Every check, in the order they were added.
   const std::vector<CheckInfo>& checks() const { return checks_; }
+  /// Every metric, in the order they were added.
+  const std::vector<MetricInfo>& metrics() const { return metrics_; }
   const BehaviourInfo* behaviour(std::string_view name) const;
   const CheckInfo* check(std::string_view name) const;
 
@@ -48,6 +52,7 @@ class Registry {
  private:
   std::vector<BehaviourInfo> behaviours_;
   std::vector<CheckInfo> checks_;
+  std::vector<MetricInfo> metrics_;
 };
 
 }  // namespace lic::scenarios

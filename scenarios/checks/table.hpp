@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/run_report.hpp"
 #include "scenarios/args.hpp"
 #include "scenarios/faults/phases.hpp"
 #include "scenarios/scenario.hpp"
@@ -61,6 +62,18 @@ struct CheckResult {
 
 /// converges, no_escalation, escalates, availability, alive, conservation, restarts, model.
 std::vector<CheckInfo> builtin_checks();
+
+/// A measurement of a finished run, reported whatever the checks say (`metrics` in
+/// `run --format json`, summary.json and each results line; `sweep` gives their distributions).
+/// Every registered metric runs on every run and adds a value only when it applies.
+struct MetricInfo {
+  std::string name;  ///< what it adds (a family of names, for one keyed by path)
+  std::string help;
+  std::function<void(const CheckInput&, reports::Metrics&)> measure;
+};
+
+/// drain_s and killed (a task stopped with SIGTERM), mailbox_drops (bounded mailboxes).
+std::vector<MetricInfo> builtin_metrics();
 
 /// The checks a scenario runs: its own, or when it names none, `no_escalation` (`escalates`
 /// when it expects escalation) and, with a quiet phase, `converges`.

@@ -116,6 +116,7 @@ reports::RunReport make_report(const Scenario& s, const RunResult& r, const std:
   rep.trace_hash = r.trace_hash;
   rep.passed = r.passed;
   for (const CheckResult& c : r.checks) rep.checks.push_back({c.name, c.passed, c.detail});
+  rep.metrics = r.metrics;
   rep.reproduce = reproduce;
   rep.trees = tree_shapes(s);
   rep.trace = &r.sim->trace().events();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/atomic_file.hpp"
+#include "reports/metrics_json.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/report.hpp"
 #include "sim/rng.hpp"
@@ -77,6 +78,7 @@ std::optional<SeedResult> read_result(const Json& j) {
     r.failed.push_back(f.get<std::string>());
   }
   if (j["determinism"].is_string()) r.determinism = j["determinism"].get<std::string>();
+  if (j.contains("metrics") && !reports::read_metrics(j["metrics"], r.metrics)) return std::nullopt;
   return r;
 }
 
@@ -131,6 +133,7 @@ std::string result_line(const SeedResult& r) {
   j["virtual_time_ns"] = r.virtual_time_ns;
   j["failed"] = r.failed;
   j["determinism"] = r.determinism ? Json(*r.determinism) : Json(nullptr);
+  if (!r.metrics.empty()) j["metrics"] = reports::metrics_json(r.metrics);
   return dump_line(j);
 }
 
@@ -156,6 +159,7 @@ std::optional<SeedResult> ResultsReader::next() {
   const bool whole = !in_.eof();
   const Json j = whole ? Json::parse(text, nullptr, false) : Json();
   std::optional<SeedResult> r = whole && !j.is_discarded() ? read_result(j) : std::nullopt;
+  if (r) r->line = text + "\n";
   if (!r && (!whole || in_.peek() == std::char_traits<char>::eof())) torn_at_ = offset_;
   else if (!r) error_ = fmt::format("{}:{}: not a seed result line", path_, line_);
   offset_ += text.size() + 1;
@@ -280,8 +284,32 @@ std::string merge_results(const std::vector<std::string>& inputs, Merged& m) {
 
 std::string write_merged(const Merged& m, const std::string& path) {
   std::string text = header_line(m.header);
-  for (const auto& [seed, r] : m.seeds) text += result_line(r);
+  for (const auto& [seed, r] : m.seeds) text += r.line.empty() ? result_line(r) : r.line;
   return reports::write_file_atomically(path, text);
+}
+
+std::string summary_path(const std::string& results) {
+  const std::string ext = ".jsonl";
+  if (results.size() > ext.size() && results.compare(results.size() - ext.size(), ext.size(), ext) == 0)
+    return results.substr(0, results.size() - ext.size()) + ".summary.json";
+  return results + ".summary.json";
+}
+
+std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
+                          std::uint64_t failed, const MetricSummary& metrics) {
+  Json j;
+  j["kind"] = "letitcrash_sweep_summary";
+  j["sweep"] = header_json(h);
+  j["seeds"] = seeds;
+  j["passed"] = passed;
+  j["failed"] = failed;
+  Json m = Json::object();
+  for (const auto& [name, d] : metrics.by_name()) {
+    m[name] = {{"runs", d.runs},          {"values", d.values.size()}, {"p50", d.quantile(0.5)},
+               {"p90", d.quantile(0.9)},  {"p99", d.quantile(0.99)},   {"max", d.max()}};
+  }
+  j["metrics"] = std::move(m);
+  return reports::write_file_atomically(path, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present) {

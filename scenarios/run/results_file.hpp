@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/run/metrics.hpp"
 #include "scenarios/run/sweep.hpp"
 
 namespace lic::scenarios {
@@ -128,6 +129,13 @@ struct Merged {
 std::string merge_results(const std::vector<std::string>& inputs, Merged& out);
 /// Writes the merged file atomically. Returns an error, empty on success.
 std::string write_merged(const Merged& m, const std::string& path);
+
+/// The summary written next to a results file: results.jsonl -> results.summary.json.
+std::string summary_path(const std::string& results);
+/// Writes it atomically: the sweep, its tally, and for every metric its runs, values, p50, p90,
+/// p99 and max. Returns an error, empty on success.
+std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
+                          std::uint64_t failed, const MetricSummary& metrics);
 
 /// The seeds of `r` that `present` lacks, as closed ranges.
 std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present);

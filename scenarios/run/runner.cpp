@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "scenarios/run/judge.hpp"
+#include "scenarios/run/metrics.hpp"
 #include "scenarios/run/world.hpp"
 
 namespace lic::scenarios {
@@ -94,7 +95,9 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     out.faults_skipped = injector.skipped();
     for (TraceSink* sink : opts.sinks) sim.trace().remove_sink(sink);
     out.final_state = final_state(sim);
-    out.checks = run_checks(effective_checks(s), check_input(s, out, d), registry);
+    const CheckInput in = check_input(s, out, d);
+    out.checks = run_checks(effective_checks(s), in, registry);
+    out.metrics = measure(registry, in);
   }
   out.events = sim.trace().count();
   out.trace_hash = sim.trace().hash();

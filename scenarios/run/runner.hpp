@@ -53,6 +53,7 @@ struct RunResult {
   std::size_t faults_injected = 0;
   std::size_t faults_skipped = 0;
   std::vector<CheckResult> checks;
+  reports::Metrics metrics;      ///< what the registry's metrics measured
   FinalState final_state;
   bool passed = false;           ///< every check holds
 };

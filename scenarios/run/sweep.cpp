@@ -31,6 +31,7 @@ SeedResult summarise(const RunResult& r) {
   s.trace_hash = hash_hex(r.trace_hash);
   s.events = r.events;
   s.virtual_time_ns = r.end.ns;
+  s.metrics = r.metrics;
   for (const CheckResult& c : r.checks)
     if (!c.passed) s.failed.push_back(c.name);
   return s;

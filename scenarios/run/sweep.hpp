@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/run_report.hpp"
 #include "scenarios/run/runner.hpp"
 
 namespace lic::scenarios {
@@ -50,7 +51,16 @@ struct SeedResult {
   std::int64_t virtual_time_ns = 0;
   std::vector<std::string> failed;  ///< the failing checks' names; "determinism: ..." on a mismatch
   std::optional<std::string> determinism;  ///< "ok" or "mismatch"; none: not checked
-  bool operator==(const SeedResult&) const = default;
+  reports::Metrics metrics;                ///< the run's metrics
+  /// The line as read from a results file (empty for a fresh result): a merge writes it back
+  /// as it was, fields it does not know included.
+  std::string line;
+  /// Equal results, whatever their lines look like.
+  bool operator==(const SeedResult& o) const {
+    return seed == o.seed && passed == o.passed && trace_hash == o.trace_hash && events == o.events &&
+           virtual_time_ns == o.virtual_time_ns && failed == o.failed && determinism == o.determinism &&
+           metrics == o.metrics;
+  }
 };
 
 struct SweepOptions {

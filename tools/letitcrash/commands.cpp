@@ -27,6 +27,15 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
   fmt::print("  ran {} of virtual time: {} events, trace_hash {}, {} faults injected ({} skipped)\n", format_time(r.end),
              r.events, scenarios::hash_hex(r.trace_hash), r.faults_injected, r.faults_skipped);
   print_checks(r, reproduce);
+  if (!r.metrics.empty()) {
+    std::string line;
+    for (const auto& [name, v] : r.metrics) {
+      std::string vals;
+      for (double x : v.values) vals += (vals.empty() ? "" : " ") + fmt::format("{:.4g}", x);
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", name, v.list ? "[" + vals + "]" : vals);
+    }
+    fmt::print("  metrics: {}\n", line);
+  }
   const auto passed = std::count_if(r.checks.begin(), r.checks.end(), [](const auto& c) { return c.passed; });
   fmt::print("verdict: {} ({}/{} checks hold)\n", r.passed ? "PASS" : "FAIL", passed, r.checks.size());
   if (!a.out_dir.empty()) fmt::print("reports: {}/index.html\n", a.out_dir);

@@ -32,9 +32,11 @@ struct Tally {
   std::uint64_t failed = 0;
   std::uint64_t mismatches = 0;
   std::map<std::uint64_t, scenarios::SeedResult> listed;  ///< the kListed smallest failing seeds
+  scenarios::MetricSummary metrics;
 
   void add(const scenarios::SeedResult& r) {
     ++seeds;
+    metrics.add(r.metrics);
     if (r.passed) ++passed;
     else ++failed;
     if (r.determinism == "mismatch") ++mismatches;
@@ -64,6 +66,23 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+void print_metrics(const scenarios::MetricSummary& m) {
+  if (m.by_name().empty()) return;
+  fmt::print("  metrics:     {:<22} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", "runs", "p50", "p90", "p99", "max");
+  for (const auto& [name, d] : m.by_name())
+    fmt::print("               {:<22} {:>6} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, d.runs, d.quantile(0.5),
+               d.quantile(0.9), d.quantile(0.99), d.max());
+}
+
+/// Writes the summary next to the results file; prints why it cannot (the results are kept).
+void write_summary_file(const std::string& out, const SweepHeader& h, const Tally& t) {
+  if (out.empty()) return;
+  const std::string path = scenarios::summary_path(out);
+  const std::string error = scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics);
+  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
+  else fmt::print("summary: {}\n", path);
+}
+
 void print_summary(const Tally& t, const SummaryContext& c) {
   fmt::print("  seeds:       {}{}\n", t.seeds,
              c.resumed > 0 ? fmt::format(" ({} resumed from {}, {} run now)", c.resumed, c.out, c.ran) : "");
@@ -78,6 +97,7 @@ void print_summary(const Tally& t, const SummaryContext& c) {
     fmt::print("  wall time:   {:.2f} s for {} seeds on {} job{}: {:.1f} seeds/s\n", *c.wall_s, c.ran, c.jobs,
                c.jobs == 1 ? "" : "s", rate);
   }
+  print_metrics(t.metrics);
   if (t.failed == 0) return;
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");
@@ -233,6 +253,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& a) {
   print_summary(tally, c);
   if (a.out.empty()) fmt::print("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
   else fmt::print("results: {}\n", a.out);
+  write_summary_file(a.out, h, tally);
   fmt::print("verdict: {}\n", verdict(tally, false));
   return tally.failed == 0 ? 0 : 1;
 }
@@ -281,6 +302,7 @@ int merge_command(const Invocation& cli, const std::string& out, const std::vect
   fmt::print("merge: {} ({}), seeds {}: {} file{} into {}\n", m.header.scenario, m.header.file, m.header.seeds,
              inputs.size(), inputs.size() == 1 ? "" : "s", out);
   print_summary(tally, summary_context(cli, m.header, out));
+  write_summary_file(out, m.header, tally);
   const bool missing = print_missing(cli, m, out);
   fmt::print("verdict: {}\n", verdict(tally, missing));
   return tally.failed == 0 && !missing ? 0 : 1;
