@@ -45,7 +45,7 @@ std::vector<std::string> names_of(const std::vector<Info>& all) {
 
 Registry Registry::with_builtins() {
   Registry r;
-  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours}) {
+  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours}) {
     for (BehaviourInfo& b : list()) r.add(std::move(b));
   }
   for (CheckInfo& c : builtin_checks()) r.add(std::move(c));

@@ -176,6 +176,10 @@ struct Scenario {
   std::vector<Mark> fault_marks{};  ///< where each fault was written (same indices)
   std::optional<Duration> quiet{};  ///< the quiet phase after the chaos phase
   bool expect_escalation = false;
+  /// A known bug (scenarios/bugs/): the checks that must catch it, `expect: {fail: [...]}`. It
+  /// documents the file and what CTest asserts; it does not change the verdict.
+  std::vector<std::string> expect_fail{};
+  Mark expect_mark{};
   std::vector<CheckDecl> checks{};
   ReportSet reports{};
   /// The file it was read from ("" when built in code); not part of its value.

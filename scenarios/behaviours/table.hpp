@@ -36,5 +36,7 @@ std::vector<BehaviourInfo> stock_behaviours();
 std::vector<BehaviourInfo> pipeline_behaviours();
 /// The cross-node peer (partition scenarios).
 std::vector<BehaviourInfo> peer_behaviours();
+/// Seed 004's ingest server: ingest.server, ingest.s3, ingest.disk.
+std::vector<BehaviourInfo> ingest_behaviours();
 
 }  // namespace lic::scenarios

@@ -1,10 +1,13 @@
 #include "scenarios/checks/table.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <fmt/format.h>
 
 #include "properties/availability.hpp"
 #include "properties/conservation.hpp"
+#include "properties/ingest_conservation.hpp"
 #include "scenarios/checks/model.hpp"
 #include "supervision/events.hpp"
 
@@ -97,10 +100,107 @@ CheckJudge alive(Args& a) {
   };
 }
 
-Verdict conservation(const CheckInput& in) {
-  const properties::Conservation k = properties::check_conservation(*in.events);
-  if (k.emitted.count == 0) return {false, "no line was emitted (is there a pipeline.reader?)"};
-  return {k.ok, properties::describe(k)};
+/// What a conservation check allows to be lost: at most `max` (none: any), not counting the
+/// losses whose why is in `allowed`.
+struct LossBound {
+  std::optional<std::int64_t> max;
+  std::vector<std::string> allowed;
+  bool allows(const std::string& why) const { return std::find(allowed.begin(), allowed.end(), why) != allowed.end(); }
+};
+
+/// The pipeline's lines (seed 000): the losses beyond the bound, by why.
+Verdict pipeline_conservation(const EventLog& events, const LossBound& bound) {
+  const properties::Conservation k = properties::check_conservation(events);
+  std::int64_t beyond = 0;
+  for (const auto& [why, lines] : k.lost)
+    if (!bound.allows(why)) beyond += static_cast<std::int64_t>(lines.count);
+  const bool within = !bound.max || beyond <= *bound.max;
+  std::string d = properties::describe(k);
+  if (!within) d = fmt::format("{} lines lost beyond the bound (at most {}): {}", beyond, *bound.max, d);
+  return {k.ok && within, d};
+}
+
+/// The ingest server's events (seed 004): every loss beyond the bound named, batch, where, why.
+Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
+  const properties::IngestConservation k = properties::check_ingest(events);
+  std::int64_t beyond = 0;
+  std::vector<std::string> named;
+  for (const properties::LostEvents& l : k.lost) {
+    if (bound.allows(l.why)) continue;
+    beyond += l.events;
+    named.push_back(properties::describe(l));
+  }
+  const bool within = !bound.max || beyond <= *bound.max;
+  std::string d = properties::describe(k, within ? 5 : 0);
+  if (!within)
+    d = fmt::format("{} event{} lost beyond the bound (at most {}): {}; {}", beyond, beyond == 1 ? "" : "s", *bound.max,
+                    join(named), d);
+  return {k.ok() && k.accepted > 0 && within, d};
+}
+
+/// The loss words conservation knows: the pipeline's and the ingest server's.
+const std::vector<std::string>& loss_reasons() {
+  static const std::vector<std::string> all{"crashed", "no_receiver", "dead_mailbox", "network",  "cancelled",
+                                            "sigkill", "panic",       "dlq_full",     "exited"};
+  return all;
+}
+
+CheckJudge conservation(Args& a) {
+  LossBound bound;
+  if (a.given("max_lost")) {
+    bound.max = a.integer("max_lost");
+    if (*bound.max < 0) a.invalid("max_lost", "must be 0 or more");
+  }
+  if (a.given("allow_lost")) {
+    bound.allowed = a.words("allow_lost");
+    for (const std::string& w : bound.allowed) {
+      if (std::find(loss_reasons().begin(), loss_reasons().end(), w) == loss_reasons().end())
+        a.invalid("allow_lost", "unknown loss reason '" + w + "' (the reasons are " + join(loss_reasons(), 20) + ")");
+    }
+    if (!bound.max) bound.max = 0;  // allowing some reasons bounds the others at none
+  }
+  return [bound](const CheckInput& in) {
+    const bool lines = properties::check_conservation(*in.events).emitted.count > 0;
+    const bool ingest = properties::has_ingest(*in.events);
+    if (!lines && !ingest) return Verdict{false, "nothing to conserve: no pipeline line was emitted and no ingest event accepted"};
+    Verdict v{true, ""};
+    for (const Verdict& part : {lines ? pipeline_conservation(*in.events, bound) : Verdict{true, ""},
+                                ingest ? ingest_conservation(*in.events, bound) : Verdict{true, ""}}) {
+      v.passed = v.passed && part.passed;
+      if (!part.detail.empty()) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;
+    }
+    return v;
+  };
+}
+
+/// `drained`: a task stopped with SIGTERM ended by its own main's clean return, within `within`.
+CheckJudge drained(Args& a) {
+  const std::optional<Duration> within = a.given("within") ? std::optional<Duration>(a.positive("within")) : std::nullopt;
+  return [within](const CheckInput& in) {
+    std::map<Atom, Time> since;
+    std::vector<std::string> out;
+    bool ok = true, any = false;
+    for (const TraceEvent& e : *in.events) {
+      if (e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigterm")) since.try_emplace(e.node, e.time);
+      const bool exit = e.kind == EventKind::task_exit, kill = e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigkill");
+      const auto it = since.find(e.node);
+      if ((!exit && !kill) || it == since.end()) continue;
+      any = true;
+      const Duration took = e.time - it->second;
+      const bool clean = exit && e.reason == Reason::normal() && (!within || took <= *within);
+      ok = ok && clean;
+      out.push_back(fmt::format("{} {} {:.3f}s after SIGTERM (at t={})", e.node.text(),
+                                kill ? "was killed (SIGKILL)" : exit && e.reason == Reason::normal() ? "exited" : "crashed with " + to_string(e.reason),
+                                static_cast<double>(took.ns) / 1e9, format_time(e.time)));
+      since.erase(it);
+    }
+    for (const auto& [node, t] : since) {
+      ok = false;
+      out.push_back(fmt::format("{} still running {} after SIGTERM", node.text(), format_duration(in.end - t)));
+    }
+    if (!any && since.empty()) return Verdict{false, "no task was sent SIGTERM (stop_task)"};
+    return Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : "")};
+  };
 }
 
 CheckJudge restarts(Args& a) {
@@ -149,8 +249,17 @@ std::vector<CheckInfo> builtin_checks() {
                   {kOf, {"min", "ratio", "", "the least acceptable fraction of the run"}}, availability});
   r.push_back(CheckInfo{"alive", "a process runs at `of` at the end", {kOf}, alive});
   r.push_back(CheckInfo{"conservation",
-                  "every line of the pipeline is stored, dead-lettered or recorded lost, exactly once (seed 000)", {},
-                  plain(conservation)});
+                  "every input is accounted for exactly once, with every loss named by where and why: the pipeline's "
+                  "lines (seed 000: stored, dead-lettered or lost) and the ingest server's events (seed 004: uploaded, "
+                  "in the DLQ or lost); with max_lost or allow_lost, losses beyond the bound fail it",
+                  {{"max_lost", "int", "", "at most this many lost (beyond those allow_lost allows)", true},
+                   {"allow_lost", "list", "", "loss reasons that do not count: crashed, no_receiver, dead_mailbox, network, "
+                                              "cancelled, sigkill, panic, dlq_full, exited", true}},
+                  conservation});
+  r.push_back(CheckInfo{"drained", "a task stopped with SIGTERM (stop_task) exited by itself, cleanly (its main returned), "
+                                   "within `within` when given, never killed",
+                        {{"within", "duration", "", "at most this long after SIGTERM", true}},
+                        drained});
   r.push_back(CheckInfo{"restarts", "the process at `of` was restarted exactly `count` or at most `max` times",
                   {kOf, {"max", "int", "", "at most this many restarts", true},
                    {"count", "int", "", "exactly this many restarts", true}},

@@ -807,6 +807,15 @@ void read_trees(Reader& rd, const Entry& e, Scenario& s, Seen& seen) {
   else for_items(rd, e.value, "trees", [&](const YAML::Node& t) { s.trees.push_back(read_child(rd, t, true)); });
 }
 
+/// `expect: {fail: conservation}` or `{fail: [conservation, drained]}`: a known bug's file.
+void read_expect(Reader& rd, const YAML::Node& n, Scenario& s) {
+  for (const Entry& e : rd.entries(n, "expect", {"fail"})) {
+    s.expect_mark = mark_of(e.value);
+    if (rd.words(e.value, "fail (the checks that must catch the bug)", s.expect_fail) && s.expect_fail.empty())
+      rd.error(e.value, "name the checks that must catch the bug");
+  }
+}
+
 void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Registry& registry) {
   if (e.key == "scenario") seen.named = rd.scalar(e.value, "scenario (its name)", s.name);
   else if (e.key == "description") rd.scalar(e.value, "description", s.description);
@@ -830,13 +839,14 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
   } else if (e.key == "checks") {
     for_items(rd, e.value, "checks", [&](const YAML::Node& x) { s.checks.push_back(read_check(rd, x, registry)); });
   } else if (e.key == "reports") read_reports(rd, e.value, s.reports);
+  else if (e.key == "expect") read_expect(rd, e.value, s);
 }
 
 void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registry& registry) {
   Seen seen;
   for (const Entry& e : rd.entries(doc, "the scenario",
                                    {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
-                                    "network", "tree", "trees", "script", "faults", "checks", "reports"}))
+                                    "network", "tree", "trees", "script", "faults", "checks", "reports", "expect"}))
     read_section(rd, e, s, seen, registry);
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");

@@ -41,6 +41,10 @@ class Validator {
     for (const Step& st : s_.script) step(st);
     for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
     for (const CheckDecl& c : s_.checks) check(c);
+    for (const std::string& name : s_.expect_fail) {
+      const bool named = std::any_of(s_.checks.begin(), s_.checks.end(), [&](const CheckDecl& c) { return c.name == name; });
+      if (!named) error(s_.expect_mark, "expect: fail names '" + name + "', which is not one of the file's checks");
+    }
     return std::move(errors_);
   }
 

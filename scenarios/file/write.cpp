@@ -286,6 +286,12 @@ std::string to_yaml(const Scenario& s) {
     for (const faults::Fault& f : s.faults) write_fault(y, f);
     y << YAML::EndSeq;
   }
+  if (!s.expect_fail.empty()) {
+    y << YAML::Key << "expect" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "fail" << YAML::Value
+      << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& c : s.expect_fail) y << c;
+    y << YAML::EndSeq << YAML::EndMap;
+  }
   if (!s.checks.empty()) {
     y << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
     for (const CheckDecl& c : s.checks) write_check(y, c);
