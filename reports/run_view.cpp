@@ -31,7 +31,7 @@ struct PathFacts {
   std::string node;                 // of its first process
   bool supervised = false;          // a child_started named one of its processes
   bool service = false;             // a service_state named it
-  std::map<Pid, Time> world_since;  // processes the world spawned, alive since
+  std::map<Pid, Time> world_since;  // processes no supervisor started (roots, goroutines), alive since
   properties::Intervals world_up;
   std::vector<Mark> marks;
 };
@@ -78,7 +78,8 @@ class BandBook {
       partitions_.emplace(std::make_tuple(from, to, a, b), bands_.size());
       bands_.push_back({from, to, kind, a + " -> " + b});
     } else {
-      bands_.push_back({from, to, kind, a + (kind == BandKind::pause ? " paused" : " down")});
+      const char* what = kind == BandKind::pause ? " paused" : kind == BandKind::draining ? " draining (SIGTERM)" : " down";
+      bands_.push_back({from, to, kind, a + what});
     }
   }
 
@@ -163,7 +164,7 @@ void read_trace(const EventLog& events, Time end, Facts& f) {
         path_of_pid[e.pid.id] = e.label.name;
         PathFacts& d = facts_of(f, e.label.name);
         if (d.node.empty()) d.node = std::string(node);
-        if (!e.other) d.world_since.emplace(e.pid, e.time);
+        d.world_since.emplace(e.pid, e.time);  // used unless a supervisor reports its starts
         break;
       }
       case EventKind::exit: {
@@ -200,7 +201,11 @@ void read_trace(const EventLog& events, Time end, Facts& f) {
         break;
       case EventKind::node_down:
         note_node(f, node);
+        book.close({BandKind::draining, std::string(node), {}}, e.time);
         book.open({BandKind::node_down, std::string(node), {}}, e.time);
+        break;
+      case EventKind::signal:
+        if (!e.pid && e.tag == Atom("sigterm")) book.open({BandKind::draining, std::string(node), {}}, e.time);
         break;
       case EventKind::node_up:
         book.close({BandKind::node_down, std::string(node), {}}, e.time);
@@ -313,8 +318,33 @@ const char* to_string(BandKind k) {
       return "pause";
     case BandKind::node_down:
       return "node_down";
+    case BandKind::draining:
+      return "draining";
   }
   return "?";
+}
+
+std::vector<Backlog> backlogs_of(const EventLog& events) {
+  std::vector<Backlog> out;
+  std::map<std::pair<Atom, Atom>, std::size_t> index;  // (node, name) -> out[]
+  for (const TraceEvent& e : events) {
+    if (e.kind == EventKind::chan_make && e.msg >= 2) {
+      const auto [it, added] = index.try_emplace({e.node, e.tag}, out.size());
+      if (added) out.push_back(Backlog{std::string(e.tag.text()), std::string(e.node.text()), e.msg, 0, {}});
+      out[it->second].steps.emplace_back(e.time, 0);
+      continue;
+    }
+    const bool changes = e.kind == EventKind::chan_send || e.kind == EventKind::chan_recv || e.kind == EventKind::chan_close;
+    if (!changes) continue;
+    const auto it = index.find({e.node, e.tag});
+    if (it == index.end()) continue;
+    Backlog& b = out[it->second];
+    if (!b.steps.empty() && b.steps.back().second == e.msg) continue;
+    if (!b.steps.empty() && b.steps.back().first == e.time) b.steps.back().second = e.msg;
+    else b.steps.emplace_back(e.time, e.msg);
+    b.max = std::max(b.max, e.msg);
+  }
+  return out;
 }
 
 RunView view_of(const RunReport& r) {
@@ -340,6 +370,7 @@ RunView view_of(const RunReport& r) {
     }
     l.marks = std::move(d.marks);
   }
+  v.backlogs = backlogs_of(r.trace != nullptr ? *r.trace : kNoEvents);
   v.world_marks = std::move(f.world_marks);
   v.bands = std::move(f.bands);
   v.nodes = std::move(f.nodes);

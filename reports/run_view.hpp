@@ -31,8 +31,8 @@ struct Mark {
   std::string detail;  ///< the reason, the start number, the fault's name and kind
 };
 
-enum class BandKind : std::uint8_t { partition, pause, node_down };
-/// "partition", "pause", "node_down".
+enum class BandKind : std::uint8_t { partition, pause, node_down, draining };
+/// "partition", "pause", "node_down", "draining" (a task between SIGTERM and its end).
 const char* to_string(BandKind k);
 
 struct Band {
@@ -51,13 +51,28 @@ struct Lane {
   std::vector<Mark> marks;           ///< in trace order
 };
 
+/// A channel with a buffer (capacity 2 or more), drawn as a backlog lane: its length over time.
+/// Channels made again under the same name on the same node (a restarted system) share one.
+struct Backlog {
+  std::string name;
+  std::string node;
+  std::uint64_t cap = 0;
+  std::uint64_t max = 0;                               ///< the longest it got
+  std::vector<std::pair<Time, std::uint64_t>> steps;  ///< its length from each instant on
+};
+
 struct RunView {
   Time end;  ///< the report's end, or the last event's time if later
   std::vector<Lane> lanes;
+  std::vector<Backlog> backlogs;  ///< in the order the channels were made
   std::vector<Mark> world_marks;   ///< faults that name no process
   std::vector<Band> bands;         ///< by start time
   std::vector<std::string> nodes;  ///< every node named, in the order first seen
 };
+
+/// The backlog lanes of a trace: chan_make with a capacity of 2 or more, then every change of
+/// its length.
+std::vector<Backlog> backlogs_of(const EventLog& events);
 
 /// Reads the report's trace once (plus one pass per lane over its spawn, exit and
 /// child_started events for up_intervals). Up intervals: a supervised child's are

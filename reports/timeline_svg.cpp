@@ -50,6 +50,7 @@ const char* const kStyle =
     ".fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}\n"
     ".partition{fill:#7e57c2;opacity:.16}.pause{fill:#fdd835;opacity:.28}.node_down{fill:#616161;opacity:.22}"
     "\n"
+    ".draining{fill:#ff7043;opacity:.18}.backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane.backlog{font-style:italic}\n"
     "</style>\n";
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
@@ -156,9 +157,9 @@ std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) 
 class TimelineWriter {
  public:
   TimelineWriter(const RunReport& r, RunView v) : r_(r), v_(std::move(v)), sc_(v_.end) {
-    const double n = static_cast<double>(std::max<std::size_t>(v_.lanes.size(), 1));
+    const double n = static_cast<double>(std::max<std::size_t>(v_.lanes.size() + v_.backlogs.size(), 1));
     lane_h_ = std::clamp(std::floor(kLanesHeightGoal / n), kLaneHeightMin, kLaneHeightMax);
-    lanes_bottom_ = kLanesTop + lane_h_ * static_cast<double>(v_.lanes.size());
+    lanes_bottom_ = kLanesTop + lane_h_ * static_cast<double>(v_.lanes.size() + v_.backlogs.size());
     height_ = lanes_bottom_ + kBottom + (v_.lanes.empty() ? 24 : 0);
   }
 
@@ -179,6 +180,7 @@ class TimelineWriter {
     stripes();
     axis();
     for (std::size_t i = 0; i < v_.lanes.size(); ++i) lane(i);
+    for (std::size_t i = 0; i < v_.backlogs.size(); ++i) backlog(v_.backlogs[i], lane_y(v_.lanes.size() + i));
     bands();
     world_marks();
     if (v_.lanes.empty())
@@ -216,6 +218,8 @@ class TimelineWriter {
     swatch("partition", "partition", 76);
     swatch("pause", "node paused", 94);
     swatch("node_down", "node down", 80);
+    if (std::any_of(v_.bands.begin(), v_.bands.end(), [](const Band& b) { return b.kind == BandKind::draining; }))
+      swatch("draining", "draining (SIGTERM to exit)", 170);
   }
 
   void stripes() {
@@ -256,6 +260,43 @@ class TimelineWriter {
       out_ += marker(d.kind, d.x, cy, s, "mk") + "<title>" + xml_escape(marker_title(d)) + "</title>" +
               closing(d.kind) + "\n";
     }
+  }
+
+  /// A channel's length over time as a filled step area, the lane's height its longest; per
+  /// pixel column the longest it was there, so a lane of a million steps draws in ~1000 points.
+  void backlog(const Backlog& b, double y) {
+    const double font = std::clamp(lane_h_ - 4, 8.0, 12.0);
+    const std::string name = fmt::format("{} ({}/{})", b.name, b.max, b.cap);
+    const auto chars = static_cast<std::size_t>(kLabelWidth / (font * 0.6));
+    out_ += fmt::format("<text class=\"lane backlog\" x=\"8\" y=\"{}\" font-size=\"{}\"><title>{}</title>{}</text>\n",
+                        num(y + lane_h_ / 2 + font * 0.35), num(font),
+                        xml_escape(fmt::format("channel {} on {}: capacity {}, longest {}", b.name, b.node, b.cap, b.max)),
+                        xml_escape(truncate_right(name, chars)));
+    const double bottom = y + lane_h_ - 1, top = y + 2;
+    const double scale = b.max == 0 ? 0 : (bottom - top) / static_cast<double>(b.max);
+    std::string points = fmt::format("{},{}", num(kPlotLeft), num(bottom));
+    std::uint64_t len = 0;
+    double column = -1;
+    std::uint64_t column_max = 0;
+    const auto emit = [&](double x, std::uint64_t l) {
+      points += fmt::format(" {},{} {},{}", num(x), num(bottom - scale * static_cast<double>(len)), num(x),
+                            num(bottom - scale * static_cast<double>(l)));
+      len = l;
+    };
+    for (const auto& [t, l] : b.steps) {
+      const double x = std::floor(sc_.x(t));
+      if (x == column) {
+        column_max = std::max(column_max, l);
+        continue;
+      }
+      if (column >= 0) emit(column, column_max);
+      column = x;
+      column_max = l;
+    }
+    if (column >= 0) emit(column, column_max);
+    points += fmt::format(" {},{} {},{}", num(kPlotRight), num(bottom - scale * static_cast<double>(len)), num(kPlotRight), num(bottom));
+    out_ += fmt::format("<polygon class=\"backlog\" points=\"{}\"><title>{}</title></polygon>\n", points,
+                        xml_escape(fmt::format("{} backlog: longest {} of {}", b.name, b.max, b.cap)));
   }
 
   void label(const Lane& l, double y) {
@@ -304,7 +345,7 @@ class TimelineWriter {
 
   void bands() {
     // Per kind, bands closer than a pixel share one rectangle.
-    std::array<std::optional<std::size_t>, 3> last{};
+    std::array<std::optional<std::size_t>, 4> last{};
     struct Shade {
       BandKind kind;
       double x0, x1;

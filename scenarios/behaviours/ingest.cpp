@@ -312,8 +312,11 @@ class S3 final : public Behaviour {
   CallReply handle_call(Context& ctx, const Message& m, From from) override {
     if (m.tag != kPut) return CallReply::reply(kError);
     // Requests run in parallel, each in a process of its own: S3 is not one queue.
+    // The request's latency, then the transfer of its bytes.
     Duration d = c_.latency_min + ctx.rng().exponential(c_.latency - c_.latency_min);
     if (slow_) d = Duration{d.ns * c_.spike};
+    if (const auto* b = m.payload.get<Batch>(); b != nullptr && c_.mb_per_s > 0)
+      d = d + Duration{b->bytes * (kSecond.ns / (1024 * 1024)) / c_.mb_per_s};
     const bool fail = errors_ || ctx.rng().chance(c_.errors);
     ctx.spawn([from, d, fail](Context& c) {
       c.sleep(d);
@@ -425,6 +428,7 @@ BehaviourFactory build_s3(Args& a) {
   if (c.latency < c.latency_min) a.invalid("latency", "the mean is less than latency_min");
   c.errors = a.ratio("errors");
   c.spike = count(a, "spike", 1);
+  c.mb_per_s = count(a, "mb_per_s", 0);
   return [c](const std::string&) { return ingest::s3(c); };
 }
 
@@ -466,7 +470,8 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        {"latency_min", "duration", "20ms", "the least a put takes"},
        {"latency", "duration", "80ms", "the mean time a put takes"},
        {"errors", "ratio", "0", "the chance that a put fails"},
-       {"spike", "int", "20", "degrade slow multiplies the latency by this"}},
+       {"spike", "int", "20", "degrade slow multiplies the latency by this"},
+       {"mb_per_s", "int", "100", "the upload's speed: a put takes its bytes / this longer (0: no transfer time)"}},
       build_s3});
   r.push_back(BehaviourInfo{"ingest.disk", "the DLQ's disk: batches as gzip files up to its capacity; degrade mode full",
                             {{"name", "string", "DLQDisk", "the name it registers"},

@@ -58,6 +58,7 @@ struct S3Config {
   Duration latency = kMillisecond * 80;      ///< the mean (min + an exponential)
   Ratio errors{};                            ///< the chance that a put fails
   std::int64_t spike = 20;                   ///< degrade `slow` multiplies the latency by this
+  std::int64_t mb_per_s = 100;               ///< transfer: a put takes bytes / this longer (0: none)
 };
 
 struct DiskConfig {

@@ -202,6 +202,8 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_option("--until", *until, "Stop each run at this virtual time, e.g. 90s")->check(duration_check());
   w->add_option("--out", a->out, "Append each seed's result to this JSON-lines file as it finishes; run again with the same file to resume a stopped sweep (without --out nothing is kept and nothing can resume)");
   w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
+  w->add_option("--vary", a->vary, "Run the seeds again at each value of a behaviour's argument, BEHAVIOUR:ARG=A..B (a duration, an int or a ratio), and print each value's pass count and metrics, e.g. ingest.s3:latency=100ms..10s");
+  w->add_option("--steps", a->steps, "How many values --vary walks, evenly spaced, A and B included (default 10)")->check(CLI::Range(1, 1000));
   return [w, a, seeds, shard, tie, until, &cli] {
     if (!w->parsed()) return -1;
     scenarios::parse_seed_range(*seeds, a->seeds);

@@ -8,7 +8,9 @@
 #include <map>
 
 #include "scenarios/run/report.hpp"
+#include "scenarios/file/validate.hpp"
 #include "scenarios/run/results_file.hpp"
+#include "scenarios/run/vary.hpp"
 
 namespace lic::tools {
 
@@ -213,9 +215,82 @@ void print_start(const Scenario& s, const SweepArgs& a, const SweepHeader& h, st
 
 }  // namespace
 
+namespace {
+
+/// One value of a --vary walk: the seeds run with the argument at `value`.
+struct VaryRow {
+  std::string value;
+  Tally tally;
+};
+
+void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v) {
+  std::vector<std::string> names;
+  for (const VaryRow& r : rows)
+    for (const auto& [name, d] : r.tally.metrics.by_name())
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  std::string head = fmt::format("  {:<14} {:>7} {:>7}", v.arg, "passed", "failed");
+  for (const std::string& n : names) head += fmt::format("  {:>10} {:>10}", n + " p50", "max");
+  fmt::print("{}\n", head);
+  const VaryRow* last_good = nullptr;
+  for (const VaryRow& r : rows) {
+    std::string line = fmt::format("  {:<14} {:>7} {:>7}", r.value, r.tally.passed, r.tally.failed);
+    for (const std::string& n : names) {
+      const auto it = r.tally.metrics.by_name().find(n);
+      if (it == r.tally.metrics.by_name().end()) line += fmt::format("  {:>10} {:>10}", "-", "-");
+      else line += fmt::format("  {:>10.4g} {:>10.4g}", it->second.quantile(0.5), it->second.max());
+    }
+    fmt::print("{}\n", line);
+    if (r.tally.failed == 0 && (last_good == nullptr || last_good == &r - 1)) last_good = &r;
+  }
+  if (last_good == nullptr) fmt::print("every value failed some seed, from the first ({})\n", rows.front().value);
+  else if (last_good == &rows.back()) fmt::print("every seed passed at every value, up to {}\n", last_good->value);
+  else fmt::print("the largest value from {} up at which every seed passed: {} (the next, {}, fails)\n", rows.front().value,
+                  last_good->value, (last_good + 1)->value);
+}
+
+int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) {
+  if (!a.out.empty() || a.shard.count != 1) {
+    std::fprintf(stderr, "sweep: --vary runs every value itself: not with --out or --shard\n");
+    return 2;
+  }
+  scenarios::Vary v;
+  std::vector<std::string> values;
+  std::string error = scenarios::parse_vary(a.vary, v);
+  if (error.empty()) error = scenarios::vary_values(v, *cli.registry, a.steps, values);
+  Scenario probe = base;
+  if (error.empty() && scenarios::set_arg(probe, v, values.front()) == 0)
+    error = "--vary: the file does not use behaviour '" + v.behaviour + "'";
+  if (!error.empty()) {
+    std::fprintf(stderr, "%s\n", error.c_str());
+    return 2;
+  }
+  fmt::print("sweep: {} ({}), seeds {}, walking {}:{} over {}..{} in {} values\n", base.name, a.file,
+             scenarios::to_string(a.seeds), v.behaviour, v.arg, v.from, v.to, values.size());
+  std::vector<VaryRow> rows;
+  for (const std::string& value : values) {
+    Scenario s = base;
+    scenarios::set_arg(s, v, value);
+    for (const scenarios::Diagnostic& d : scenarios::validate(s, *cli.registry)) {
+      std::fprintf(stderr, "--vary %s=%s: %s\n", v.arg.c_str(), value.c_str(), d.message.c_str());
+      return 2;
+    }
+    scenarios::SweepOptions o{a.tie_break, a.until, a.check_determinism, a.jobs, cli.registry};
+    VaryRow row{value, {}};
+    for (const SeedResult& r : scenarios::run_seeds(s, a.seeds, o)) row.tally.add(r);
+    rows.push_back(std::move(row));
+  }
+  print_vary(rows, v);
+  const bool all = std::all_of(rows.begin(), rows.end(), [](const VaryRow& r) { return r.tally.failed == 0; });
+  fmt::print("verdict: {}\n", all ? "PASS (every seed at every value)" : "FAIL (some values fail some seeds)");
+  return all ? 0 : 1;
+}
+
+}  // namespace
+
 int sweep_command(const Invocation& cli, const SweepArgs& a) {
   const std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
   if (!s) return 2;
+  if (!a.vary.empty()) return vary_sweep(cli, a, *s);
   const TieBreak tie = a.tie_break.value_or(s->tie_break);
   const SweepHeader h = scenarios::make_sweep_header(*s, a.file, a.seeds, a.shard, tie, a.until, a.check_determinism);
   Tally tally;

@@ -24,6 +24,9 @@ struct SweepArgs {
   /// The results file; empty: results are only summarised, and a killed sweep cannot resume.
   std::string out;
   bool fresh = false;  ///< start --out over even when it holds another sweep's results
+  /// --vary BEHAVIOUR:ARG=A..B: the seeds again at each of `steps` values of the argument.
+  std::string vary;
+  std::size_t steps = 10;
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.
