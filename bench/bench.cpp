@@ -58,6 +58,15 @@ void run_w1(const BenchOptions& o) {
   print("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
   print("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");
   print("w1_trace_keep_overhead_percent", (plain / kept - 1) * 100, "%");
+  // Channels against mailboxes: the same ping-pong both ways.
+  PingPongConfig pp;
+  pp.round_trips = o.quick ? 20'000 : 500'000;
+  const double chan = best_of(n, [&] { return pingpong(pp); });
+  pp.channels = false;
+  const double mail = best_of(n, [&] { return pingpong(pp); });
+  print("channel_pingpong_ops_per_s", chan, "ops/s");
+  print("mailbox_pingpong_ops_per_s", mail, "ops/s");
+  print("channel_vs_mailbox_ratio", chan / mail, "x");
   for (FiberBackend b : {FiberBackend::context, FiberBackend::boost_fiber}) {
     if (b == FiberBackend::boost_fiber && !o.both_backends) continue;
     RingConfig f;

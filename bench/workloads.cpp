@@ -23,6 +23,50 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+}  // namespace
+
+double pingpong(const PingPongConfig& c) {
+  SimOptions o;
+  o.trace = TraceMode::off;
+  Simulation sim(o);
+  const std::uint64_t n = c.round_trips;
+  if (c.channels) {
+    const Chan ab = sim.make_chan(0, Atom("ab"));
+    const Chan ba = sim.make_chan(0, Atom("ba"));
+    sim.spawn([&](Context& ctx) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ctx.chan_send(ab, i);
+        ctx.chan_recv(ba);
+      }
+    });
+    sim.spawn([&](Context& ctx) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ctx.chan_recv(ab);
+        ctx.chan_send(ba, i);
+      }
+    });
+  } else {
+    Pid b_pid;
+    const Pid a_pid = sim.spawn([&](Context& ctx) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ctx.send(b_pid, kToken, i);
+        ctx.receive();
+      }
+    });
+    b_pid = sim.spawn([&, a_pid](Context& ctx) {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        ctx.receive();
+        ctx.send(a_pid, kToken, i);
+      }
+    });
+  }
+  const Clock::time_point t0 = Clock::now();
+  sim.run();
+  return static_cast<double>(4 * n) / seconds_since(t0);
+}
+
+namespace {
+
 /// Shared by the ring's members: who is next, and how many hops are left.
 struct RingState {
   std::vector<Pid> pids;

@@ -40,6 +40,16 @@ struct RingResult {
 /// the network path between two nodes).
 RingResult ring(const RingConfig& c);
 
+struct PingPongConfig {
+  std::uint64_t round_trips = 200'000;
+  bool channels = true;  ///< two rendezvous channels (Go's style), or mailboxes (send/receive)
+};
+
+/// Two free-form processes pass a value back and forth `round_trips` times: on two rendezvous
+/// channels, or by message. Returns operations per second, four per round trip (two sends and
+/// two receives). Tracing is off.
+double pingpong(const PingPongConfig& c);
+
 struct SpawnConfig {
   std::size_t processes = 10'000;
   bool behaviour = true;

@@ -38,7 +38,13 @@ class Validator {
       if (t.kind == TreeNode::Kind::worker) error(t.mark, "a root is a supervisor or a lifecycle supervisor");
       tree(t, "/" + t.spec.id);
     }
-    for (const Step& st : s_.script) step(st);
+    const Time end = Time{} + s_.duration + s_.quiet.value_or(Duration::zero());
+    for (const Step& st : s_.script) {
+      step(st);
+      if (st.at > end)
+        error(st.mark, "this step at " + format_time(st.at) + " comes after the run ends (at " + format_time(end) +
+                           "): it would never be taken");
+    }
     for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
     for (const CheckDecl& c : s_.checks) check(c);
     for (const std::string& name : s_.expect_fail) {
