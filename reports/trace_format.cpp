@@ -74,6 +74,11 @@ std::string format_event_json(const TraceEvent& e) {
   }
   if (e.other) j["other"] = e.other.id;
   if (!e.tag.empty()) j["tag"] = std::string(e.tag.text());
+  if (e.kind == EventKind::clock_change) {
+    j["skew_ns"] = static_cast<std::int64_t>(e.msg);
+    j["drift_ppm"] = static_cast<std::int64_t>(e.other.id);
+    return j.dump();
+  }
   if (is_chan(e.kind)) j[chan_size_key(e.kind)] = e.msg;
   else if (e.msg != 0) j["msg"] = e.msg;
   if (has_reason(e.kind)) j["reason"] = to_string(e.reason);

@@ -133,7 +133,8 @@ struct CheckDecl {
 
 struct NodeDecl {
   std::string name{};
-  Duration clock_skew{};
+  Duration clock_skew{};        ///< its wall clock's offset (may be negative)
+  std::int64_t drift_ppm = 0;   ///< its clock's drift, parts per million (may be negative)
   Mark mark{};
   bool operator==(const NodeDecl&) const = default;
 };

@@ -22,9 +22,11 @@ MessagePtr build(MsgKind kind, Atom tag, Payload&& payload, Ref ref = {}) {
 }  // namespace
 
 Pid Context::self() const { return self_->pid; }
-Time Context::now() const { return sim_->now(); }
+Time Context::now() const { return kernel(*sim_).nodes[self_->node_ix].local(sim_->now()); }
 Atom Context::node() const { return self_->node; }
-Time Context::node_time() const { return sim_->now() + kernel(*sim_).nodes[self_->node_ix].skew; }
+Time Context::node_time() const { return now() + kernel(*sim_).nodes[self_->node_ix].skew; }
+
+bool Context::node_up(Atom node) const { return sim_->node_up(node); }
 const Label& Context::label() const { return self_->label; }
 
 Rng& Context::rng() {
@@ -54,7 +56,7 @@ Ref Context::send_after(Duration delay, Pid to, Atom tag, Payload payload) {
   m->id = k.next_msg++;
   k.note(EventKind::send, self_, self_->pid, to, {}, m->tag, m->id);
   auto [slot, gen] = k.timers.add(std::move(m), to);
-  k.queue.push(sim_->now() + (delay < Duration::zero() ? Duration::zero() : delay),
+  k.queue.push(sim_->now() + k.nodes[self_->node_ix].to_true(delay < Duration::zero() ? Duration::zero() : delay),
                EventQueue::Item{Simulation::Impl::kTimer, gen, slot});
   return Ref{(std::uint64_t{gen} << 32) | slot};
 }

@@ -105,8 +105,26 @@ struct NodeState {
   Atom name;
   bool up = true;
   Time paused_until;  ///< paused while now < paused_until
-  Duration skew{};
+  Duration skew{};    ///< the wall clock's offset (node_time = the local clock + skew)
+  /// The local clock runs (1e6 + drift_ppm) / 1e6 as fast as true time: it read local_base at
+  /// true time true_base (rebased whenever the drift changes).
+  std::int64_t drift_ppm = 0;
+  Time local_base{};
+  Time true_base{};
   std::function<void()> boot;
+
+  Time local(Time now) const {
+    if (drift_ppm == 0) return local_base + (now - true_base);
+    __extension__ using Wide = __int128;
+    const Wide elapsed = (now - true_base).ns;
+    return local_base + Duration{static_cast<std::int64_t>(elapsed * (1'000'000 + drift_ppm) / 1'000'000)};
+  }
+  /// How long `d` of this node's clock lasts in true time.
+  Duration to_true(Duration d) const {
+    if (drift_ppm == 0 || d == Duration::max()) return d;
+    __extension__ using Wide = __int128;
+    return Duration{static_cast<std::int64_t>(static_cast<Wide>(d.ns) * 1'000'000 / (1'000'000 + drift_ppm))};
+  }
 };
 
 /// One directed path between two nodes: its own random stream and its FIFO order. When the two

@@ -507,7 +507,30 @@ void Simulation::set_clock_skew(Atom node, Duration skew) {
   impl_->nodes[impl_->node_of(node)].skew = skew;
 }
 
-Time Simulation::node_time(Atom node) { return now_ + impl_->nodes[impl_->node_of(node)].skew; }
+void Simulation::set_clock(Atom node, Duration skew, std::int64_t drift_ppm) {
+  NodeState& s = impl_->nodes[impl_->node_of(node)];
+  s.local_base = s.local(now_);  // the drift changes from now on
+  s.true_base = now_;
+  s.skew = skew;
+  s.drift_ppm = drift_ppm;
+  if (trace_.enabled()) {
+    TraceEvent e;
+    e.time = now_;
+    e.kind = EventKind::clock_change;
+    e.node = node;
+    e.msg = static_cast<std::uint64_t>(skew.ns);
+    e.other = Pid{static_cast<std::uint64_t>(drift_ppm)};
+    trace_.append(e);
+  }
+}
+
+Duration Simulation::clock_skew(Atom node) { return impl_->nodes[impl_->node_of(node)].skew; }
+std::int64_t Simulation::clock_drift_ppm(Atom node) { return impl_->nodes[impl_->node_of(node)].drift_ppm; }
+
+Time Simulation::node_time(Atom node) {
+  const NodeState& s = impl_->nodes[impl_->node_of(node)];
+  return s.local(now_) + s.skew;
+}
 
 std::vector<Atom> Simulation::nodes() const {
   std::vector<Atom> out;

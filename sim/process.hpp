@@ -147,10 +147,15 @@ class Context {
   Context(Simulation& sim, Process& self) : sim_(&sim), self_(&self) {}
 
   Pid self() const;
+  /// This node's clock (its monotonic time): true virtual time, unless the node's clock drifts
+  /// (Simulation::set_clock). Timers, sleeps and timeouts are measured on it too.
   Time now() const;
   Atom node() const;
-  /// This node's clock: now() plus the node's clock skew (Simulation::set_clock_skew).
+  /// This node's wall clock: now() plus the node's clock skew (Simulation::set_clock).
   Time node_time() const;
+  /// Whether `node` is up. A process cannot see another machine; use it only to model what a
+  /// machine's network stack would tell (a connection reset by a crashed peer's OS).
+  bool node_up(Atom node) const;
   const Label& label() const;
   Simulation& simulation() const { return *sim_; }
   /// This process's own random stream (derived from the root seed and its pid).

@@ -237,7 +237,7 @@ MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
   check(p);
   if (MessagePtr m = take_match(p, match)) return m;
   if (timeout <= Duration::zero()) return nullptr;
-  const Time until = sim.now_ + timeout;
+  const Time until = timeout == Duration::max() ? Time::max() : sim.now_ + nodes[p->node_ix].to_true(timeout);
   for (;;) {
     p->waiting = true;
     p->timed_out = false;
@@ -260,7 +260,7 @@ MessagePtr Simulation::Impl::wait(Process* p, Match match, Duration timeout) {
 
 bool Simulation::Impl::park(Process* p, Duration timeout) {
   check(p);
-  const Time until = timeout == Duration::max() ? Time::max() : sim.now_ + timeout;
+  const Time until = timeout == Duration::max() ? Time::max() : sim.now_ + nodes[p->node_ix].to_true(timeout);
   p->waiting = true;
   p->timed_out = false;
   p->wait_match = nullptr;  // no message wakes it

@@ -128,9 +128,18 @@ class Simulation {
   /// `sigkill`: everything on the node ends at once, killed, no cleanup (crash_node). Traced as
   /// `signal`.
   void signal_node(Atom node, Atom sig);
-  /// The node's clock reads now() + skew (Context::node_time).
+  /// The node's wall clock reads its local clock + skew (Context::node_time); set before the run
+  /// (no trace event).
   void set_clock_skew(Atom node, Duration skew);
+  /// From now on the node's wall clock is off by `skew` and its clock drifts `drift_ppm` parts
+  /// per million (+100 runs 0.01 % fast): what its processes read as now, and how long their
+  /// timers last. Traced as `clock_change` (msg: the skew in ns, as a signed number; other: the
+  /// drift in ppm, as a signed number).
+  void set_clock(Atom node, Duration skew, std::int64_t drift_ppm);
+  /// The node's wall clock now.
   Time node_time(Atom node);
+  Duration clock_skew(Atom node);
+  std::int64_t clock_drift_ppm(Atom node);
   /// Nodes known so far, in the order they were first named.
   std::vector<Atom> nodes() const;
 

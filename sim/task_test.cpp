@@ -137,3 +137,45 @@ TEST_CASE("mailbox: a bounded mailbox that blocks makes the sender wait until th
   CHECK(events_of(sim.trace(), EventKind::mailbox_wait).size() == 2);
   CHECK(events_of(sim.trace(), EventKind::drop).empty());
 }
+
+TEST_CASE("clock: a node's drift changes what its processes read as now and how long their timers last - skew moves its wall clock", "[task]") {
+  Simulation sim;
+  sim.set_clock(kNode, 2_s, 100'000);  // 10 % fast, wall clock 2 s ahead
+  Time woke_true;
+  Time local_after;
+  Time wall_after;
+  sim.spawn(
+      [&](Context& ctx) {
+        ctx.sleep(11_s);  // 11 s of its clock: 10 s of true time
+        woke_true = ctx.simulation().now();
+        local_after = ctx.now();
+        wall_after = ctx.node_time();
+      },
+      on_node());
+  sim.run();
+  CHECK(woke_true == at(10_s));
+  CHECK(local_after == at(11_s));
+  CHECK(wall_after == at(13_s));
+  const auto changes = events_of(sim.trace(), EventKind::clock_change);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0]->node == kNode);
+}
+
+TEST_CASE("clock: a drift changed during the run applies from then on - the clock read so far stays", "[task]") {
+  Simulation sim;
+  std::vector<Time> local;
+  sim.spawn(
+      [&](Context& ctx) {
+        ctx.sleep(10_s);
+        local.push_back(ctx.now());  // no drift yet: 10 s
+        ctx.sleep(9_s);              // 9 s of its clock, now slow: 10 s of true time
+        local.push_back(ctx.now());
+      },
+      on_node());
+  sim.schedule(at(10_s), [&] { sim.set_clock(kNode, Duration::zero(), -100'000); });
+  sim.run();
+  REQUIRE(local.size() == 2);
+  CHECK(local[0] == at(10_s));
+  CHECK(local[1] == at(19_s));
+  CHECK(sim.now() == at(20_s));
+}

@@ -64,6 +64,7 @@ enum class EventKind : std::uint16_t {
   task_exit,    ///< the node's main process ended with reason: the task ends, and what is left on
                 ///< the node is killed (node_down follows)
   mailbox_wait,  ///< pid waits to send to `other`, whose bounded mailbox is full (msg: its length)
+  clock_change,  ///< `node`'s clock changed: msg = its skew in ns, other = its drift in ppm (both signed)
 };
 
 std::string_view to_string(EventKind k);

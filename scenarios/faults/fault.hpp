@@ -33,6 +33,7 @@ enum class Kind : std::uint8_t {
   slow_start,    ///< the target's next start takes `delay` longer (its init starts late)
   stop_task,     ///< SIGTERM to the node's processes, then SIGKILL after `grace` if it still runs
   degrade,       ///< the target (a behaviour that knows `mode`) degrades for `duration`
+  clock,         ///< the node's clock jumps to `skew` and/or drifts `drift_ppm` from now on
 };
 
 std::string_view to_string(Kind k);
@@ -78,6 +79,8 @@ struct Fault {
   std::optional<Duration> restart_after{};  ///< node_crash: restart the node this much later
   Duration grace{};            ///< stop_task: SIGKILL this long after SIGTERM
   std::string mode{};          ///< degrade: what degrades (the target's own word: errors, full, ...)
+  std::optional<Duration> skew{};          ///< clock: the wall clock's offset from now on (signed)
+  std::optional<std::int64_t> drift_ppm{};  ///< clock: the drift from now on, parts per million (signed)
   bool operator==(const Fault&) const = default;
 };
 

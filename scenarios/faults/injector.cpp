@@ -390,6 +390,14 @@ bool Injector::inject(std::size_t i) {
       return inject_stop_task(i);
     case Kind::degrade:
       return inject_degrade(i);
+    case Kind::clock: {
+      const Atom n(f.target.text);
+      const Duration skew = f.skew.value_or(sim_.clock_skew(n));
+      const std::int64_t drift = f.drift_ppm.value_or(sim_.clock_drift_ppm(n));
+      record(i, {{kNode, n}});
+      sim_.set_clock(n, skew, drift);
+      return true;
+    }
     case Kind::slow_start:
       if (f.target.by != Target::By::path) {
         skip(i, "needs a tree path");

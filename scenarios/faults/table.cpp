@@ -7,8 +7,8 @@ namespace lic::faults {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kOptionNames{"reason", "to",           "one_way", "duration", "delay",
-                                                       "ratio",  "restart_after", "grace",   "mode"};
+constexpr std::array<std::string_view, 11> kOptionNames{"reason", "to",    "one_way", "duration", "delay", "ratio",
+                                                        "restart_after", "grace", "mode",    "skew",     "drift"};
 
 std::vector<KindInfo> make_kinds() {
   using O = Option;
@@ -35,6 +35,9 @@ std::vector<KindInfo> make_kinds() {
       {Kind::degrade, "degrade", Aim::process, {O::mode, O::duration}, {O::mode},
        "the target degrades in `mode` (its own word: a slow or failing service, a full disk) for `duration` "
        "(until the quiet phase when absent)"},
+      {Kind::clock, "clock", Aim::node, {O::skew, O::drift}, {},
+       "the node's wall clock is off by `skew` (signed: -2s) and its clock drifts `drift` (signed parts per million: "
+       "500ppm) from now on: what its processes read as now and how long their timers last"},
   };
 }
 

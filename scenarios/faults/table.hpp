@@ -20,7 +20,7 @@ enum class Aim : std::uint8_t {
 };
 
 /// The options a fault may have besides its kind, `name` and its timing (at, every, until, mtbf).
-enum class Option : std::uint8_t { reason, to, one_way, duration, delay, ratio, restart_after, grace, mode };
+enum class Option : std::uint8_t { reason, to, one_way, duration, delay, ratio, restart_after, grace, mode, skew, drift };
 
 struct KindInfo {
   Kind kind;

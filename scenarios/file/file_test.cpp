@@ -202,7 +202,7 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
   std::vector<Kind> kinds = {Kind::crash, Kind::kill, Kind::exit, Kind::slow_start, Kind::heal, Kind::degrade};
   if (!nodes.empty()) {
     for (Kind k : {Kind::node_crash, Kind::node_restart, Kind::pause, Kind::partition, Kind::clog, Kind::loss,
-                   Kind::duplicate, Kind::reorder, Kind::stop_task})
+                   Kind::duplicate, Kind::reorder, Kind::stop_task, Kind::clock})
       kinds.push_back(k);
   }
   f.kind = *rc::gen::elementOf(kinds);
@@ -241,7 +241,11 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
     case Kind::node_restart:
     case Kind::pause:
     case Kind::stop_task:
+    case Kind::clock:
       f.target = faults::Target::node(*rc::gen::elementOf(nodes));
+      if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>())
+        f.skew = *rc::gen::arbitrary<bool>() ? gen_duration(5'000, false) : Duration::zero() - gen_duration(5'000, true);
+      if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>()) f.drift_ppm = *rc::gen::inRange<std::int64_t>(-100'000, 100'001);
       if (f.kind == Kind::pause) f.duration = gen_duration(5'000, true);
       if (f.kind == Kind::stop_task) f.grace = gen_duration(30'000, true);
       if (f.kind == Kind::node_crash && *rc::gen::arbitrary<bool>()) f.restart_after = gen_duration(5'000, false);
@@ -277,7 +281,9 @@ Scenario gen_scenario() {
   std::vector<std::string> nodes;
   for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
     nodes.push_back("n" + std::to_string(i));
-    s.nodes.push_back(NodeDecl{nodes.back(), *rc::gen::arbitrary<bool>() ? gen_duration(100, false) : Duration{}, {}});
+    const Duration skew = *rc::gen::arbitrary<bool>() ? gen_duration(100, false) : Duration{};
+    s.nodes.push_back(NodeDecl{nodes.back(), *rc::gen::arbitrary<bool>() ? Duration::zero() - skew : skew,
+                               *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<std::int64_t>(-100'000, 100'001) : 0, {}});
   }
   if (*rc::gen::arbitrary<bool>()) s.default_link = gen_link();
   for (int i = 0, n = nodes.size() < 2 ? 0 : *rc::gen::inRange(0, 3); i < n; ++i) {

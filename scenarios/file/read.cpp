@@ -119,6 +119,38 @@ class Reader {
     return true;
   }
 
+  /// A duration that may be negative: `-2s`, `+500ms`, `3s`.
+  bool signed_duration(const YAML::Node& n, std::string_view what, Duration& out) {
+    std::string text;
+    if (!scalar(n, what, text)) return false;
+    const bool minus = !text.empty() && text.front() == '-';
+    const DurationParse p = parse_duration(!text.empty() && (text.front() == '-' || text.front() == '+') ? text.substr(1) : text);
+    if (!p.ok) {
+      error(n, "bad duration for " + std::string(what) + ": " + p.error);
+      return false;
+    }
+    out = minus ? Duration::zero() - p.value : p.value;
+    return true;
+  }
+
+  /// A clock drift in parts per million: `500ppm`, `-200ppm` (at most 10%, 100000ppm, either way).
+  bool ppm(const YAML::Node& n, std::string_view what, std::int64_t& out) {
+    std::string text;
+    if (!scalar(n, what, text)) return false;
+    std::int64_t v = 0;
+    const std::size_t digits = text.size() >= 3 ? text.size() - 3 : 0;
+    const char* first = text.data() + (!text.empty() && text.front() == '+' ? 1 : 0);
+    const auto r = std::from_chars(first, text.data() + digits, v);
+    if (text.size() < 4 || text.compare(digits, 3, "ppm") != 0 || r.ec != std::errc() || r.ptr != text.data() + digits ||
+        v < -100'000 || v > 100'000) {
+      error(n, std::string(what) + " must be parts per million from -100000ppm to 100000ppm, e.g. 500ppm or -200ppm, not '" +
+                   text + "'");
+      return false;
+    }
+    out = v;
+    return true;
+  }
+
   bool time(const YAML::Node& n, std::string_view what, Time& out) {
     Duration d;
     if (!duration(n, what, d)) return false;
@@ -546,7 +578,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
 Keys fault_keys() {
   Keys keys{"name", "at", "every", "until", "mtbf"};
   for (const faults::KindInfo& k : faults::kinds()) keys.push_back(k.name);
-  for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::mode); ++o)
+  for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::drift); ++o)
     keys.push_back(faults::to_string(static_cast<faults::Option>(o)));
   return keys;
 }
@@ -634,6 +666,12 @@ void read_option(Reader& rd, const Entry& e, faults::Option o, faults::Fault& f)
       break;
     case Option::mode:
       if (rd.scalar(e.value, "mode", f.mode) && f.mode.empty()) rd.error(e.value, "mode must be a word, not empty");
+      break;
+    case Option::skew:
+      if (Duration x; rd.signed_duration(e.value, "skew", x)) f.skew = x;
+      break;
+    case Option::drift:
+      if (std::int64_t x = 0; rd.ppm(e.value, "drift", x)) f.drift_ppm = x;
       break;
   }
 }
@@ -755,9 +793,10 @@ NodeDecl read_node(Reader& rd, const YAML::Node& x) {
     d.name = x.Scalar();
     return d;
   }
-  for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew"})) {
+  for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew", "drift"})) {
     if (k.key == "name") rd.scalar(k.value, "name", d.name);
-    else rd.duration(k.value, "clock_skew", d.clock_skew);
+    else if (k.key == "drift") rd.ppm(k.value, "drift", d.drift_ppm);
+    else rd.signed_duration(k.value, "clock_skew", d.clock_skew);
   }
   if (x.IsMap() && d.name.empty()) rd.error(x, "a node needs a name");
   return d;

@@ -13,6 +13,8 @@ using supervision::Shutdown;
 
 std::string format_at(Time t) { return format_duration(t - Time{}); }
 
+std::string signed_text(Duration d) { return d < Duration::zero() ? "-" + format_duration(Duration::zero() - d) : format_duration(d); }
+
 std::string format_shutdown(const Shutdown& s) {
   switch (s.kind) {
     case Shutdown::Kind::brutal_kill: return "brutal_kill";
@@ -163,6 +165,8 @@ void write_fault(YAML::Emitter& y, const faults::Fault& f) {
     if (o == Option::restart_after && f.restart_after) key(o) << format_duration(*f.restart_after);
     if (o == Option::grace) key(o) << format_duration(f.grace);
     if (o == Option::mode) key(o) << f.mode;
+    if (o == Option::skew && f.skew) key(o) << signed_text(*f.skew);
+    if (o == Option::drift && f.drift_ppm) key(o) << std::to_string(*f.drift_ppm) + "ppm";
   }
   y << YAML::EndMap;
 }
@@ -211,10 +215,14 @@ void write_nodes(YAML::Emitter& y, const std::vector<NodeDecl>& nodes) {
   if (!nodes.empty()) {
     y << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
     for (const NodeDecl& n : nodes) {
-      if (n.clock_skew == Duration::zero()) y << n.name;
-      else
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "clock_skew"
-          << YAML::Value << format_duration(n.clock_skew) << YAML::EndMap;
+      if (n.clock_skew == Duration::zero() && n.drift_ppm == 0) {
+        y << n.name;
+        continue;
+      }
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
+      if (n.clock_skew != Duration::zero()) y << YAML::Key << "clock_skew" << YAML::Value << signed_text(n.clock_skew);
+      if (n.drift_ppm != 0) y << YAML::Key << "drift" << YAML::Value << std::to_string(n.drift_ppm) + "ppm";
+      y << YAML::EndMap;
     }
     y << YAML::EndSeq;
   }

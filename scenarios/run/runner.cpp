@@ -43,7 +43,10 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   so.default_node = Atom(s.default_node());
   auto sim = std::make_unique<Simulation>(so);
   for (TraceSink* sink : opts.sinks) sim->trace().add_sink(sink);
-  for (const NodeDecl& n : s.nodes) sim->set_clock_skew(Atom(n.name), n.clock_skew);
+  for (const NodeDecl& n : s.nodes) {
+    if (n.drift_ppm != 0) sim->set_clock(Atom(n.name), n.clock_skew, n.drift_ppm);
+    else sim->set_clock_skew(Atom(n.name), n.clock_skew);
+  }
   sim->set_default_link(s.default_link);
   for (const LinkDecl& l : s.links) sim->set_link(Atom(l.from), Atom(l.to), l.params);
   return sim;
