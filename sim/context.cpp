@@ -27,6 +27,7 @@ Atom Context::node() const { return self_->node; }
 Time Context::node_time() const { return now() + kernel(*sim_).nodes[self_->node_ix].skew; }
 
 bool Context::node_up(Atom node) const { return sim_->node_up(node); }
+Disk& Context::disk() const { return sim_->disk(node()); }
 const Label& Context::label() const { return self_->label; }
 
 Rng& Context::rng() {

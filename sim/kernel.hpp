@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/arena.hpp"
+#include "sim/disk.hpp"
 #include "sim/simulation.hpp"
 
 namespace lic {
@@ -112,6 +113,7 @@ struct NodeState {
   Time local_base{};
   Time true_base{};
   std::function<void()> boot;
+  Disk disk;  ///< survives the node's crashes and restarts
 
   Time local(Time now) const {
     if (drift_ppm == 0) return local_base + (now - true_base);

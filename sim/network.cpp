@@ -490,6 +490,8 @@ void Simulation::set_node_boot(Atom node, std::function<void()> boot) {
 
 bool Simulation::node_up(Atom node) { return impl_->nodes[impl_->node_of(node)].up; }
 
+Disk& Simulation::disk(Atom node) { return impl_->nodes[impl_->node_of(node)].disk; }
+
 void Simulation::pause_node(Atom node, Duration d) {
   Impl& k = *impl_;
   const std::uint32_t n = k.node_of(node);

@@ -583,3 +583,28 @@ TEST_CASE("network: an exit/2 lost with the connection is traced as lost", "[net
   CHECK(lost);
 }
 
+
+TEST_CASE("network: a node's disk outlives its processes and its crash - each node has its own - a file opened as another type throws", "[network][disk]") {
+  Simulation sim;
+  struct Counter {
+    int n = 0;
+  };
+  const auto writer = [](Context& ctx) { ++ctx.disk().open<Counter>("count").n; };
+  SpawnOptions on_a;
+  on_a.node = kA;
+  sim.spawn(writer, on_a);
+  sim.run();
+  sim.crash_node(kA);
+  sim.restart_node(kA);
+  sim.spawn(writer, on_a);
+  SpawnOptions on_b;
+  on_b.node = kB;
+  sim.spawn(writer, on_b);
+  sim.run();
+  CHECK(sim.disk(kA).open<Counter>("count").n == 2);
+  CHECK(sim.disk(kB).open<Counter>("count").n == 1);
+  CHECK_FALSE(sim.disk(kC).exists("count"));
+  CHECK_THROWS_AS(sim.disk(kA).open<int>("count"), std::logic_error);
+  sim.disk(kA).erase("count");
+  CHECK(sim.disk(kA).open<Counter>("count").n == 0);
+}

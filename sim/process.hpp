@@ -18,6 +18,7 @@
 
 #include "sim/atom.hpp"
 #include "sim/channel.hpp"
+#include "sim/disk.hpp"
 #include "sim/exit_reason.hpp"
 #include "sim/message.hpp"
 #include "sim/pid.hpp"
@@ -156,6 +157,8 @@ class Context {
   /// Whether `node` is up. A process cannot see another machine; use it only to model what a
   /// machine's network stack would tell (a connection reset by a crashed peer's OS).
   bool node_up(Atom node) const;
+  /// This process's node's disk: files that outlive the process and the node's crashes.
+  Disk& disk() const;
   const Label& label() const;
   Simulation& simulation() const { return *sim_; }
   /// This process's own random stream (derived from the root seed and its pid).

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/disk.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fiber.hpp"
 #include "sim/network.hpp"
@@ -118,6 +119,9 @@ class Simulation {
   /// What restart_node runs on `node` (world code, like a scheduled callback).
   void set_node_boot(Atom node, std::function<void()> boot);
   bool node_up(Atom node);
+  /// The node's disk: what survives its processes and its crashes (sim/disk.hpp). Open a file
+  /// and keep what open() returns, not the Disk reference (a node added later may move it).
+  Disk& disk(Atom node);
   /// The node runs nothing for `d` (a GC pause): its processes do not run, their timers and
   /// timeouts fire late, and messages to them wait at the node. Pauses extend, never shorten.
   void pause_node(Atom node, Duration d);
