@@ -55,6 +55,11 @@ struct Target {
 
 std::string to_string(const Target& t);
 
+/// A node written `node_of(NAME)` stands for the node of the process registered as NAME when the
+/// fault fires (the leader's node, say: Jepsen's nemeses aim at the primary the same way). Its
+/// NAME, or nothing for a plain node name.
+std::optional<std::string> node_of_name(std::string_view node);
+
 struct Fault {
   Kind kind = Kind::crash;
   Target target{};

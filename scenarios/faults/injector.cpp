@@ -82,6 +82,27 @@ bool Injector::process_target(const Fault& f) const {
 
 bool Injector::node_target(const Fault& f) const { return f.target.by == Target::By::node; }
 
+std::optional<std::string> node_of_name(std::string_view node) {
+  constexpr std::string_view open = "node_of(";
+  if (node.size() <= open.size() + 1 || node.substr(0, open.size()) != open || node.back() != ')') return std::nullopt;
+  return std::string(node.substr(open.size(), node.size() - open.size() - 1));
+}
+
+Atom Injector::node(Atom written, std::string& why) const {
+  const auto name = node_of_name(written.text());
+  if (!name) return written;
+  const Pid p = sim_.whereis(Atom(*name));
+  if (!p) {
+    why = "no process registered as " + *name;
+    return Atom();
+  }
+  return sim_.info(p)->node;
+}
+
+bool Injector::target_up(const Fault& f) const {
+  return node_of_name(f.target.text) || sim_.node_up(Atom(f.target.text));  // a node_of target moves: always armed
+}
+
 void Injector::start() {
   if (started_) return;
   for (const Fault& f : faults_) {
@@ -104,7 +125,7 @@ void Injector::start() {
           arm(i);
         }
       } else if (node_target(f)) {
-        if (sim_.node_up(Atom(f.target.text))) arm(i);
+        if (target_up(f)) arm(i);
       } else {
         arm(i);
       }
@@ -173,7 +194,7 @@ void Injector::fire(std::size_t i) {
     if (process_target(f)) {
       if (!done || sim_.alive(s.target)) arm(i);
     } else if (node_target(f)) {
-      if (sim_.node_up(Atom(f.target.text)) && !window) arm(i);
+      if (target_up(f) && !window) arm(i);
     } else if (!window) {
       arm(i);
     }
@@ -199,15 +220,24 @@ Pid Injector::resolve(const Target& t, std::string& why) const {
 }
 
 std::vector<std::pair<Atom, Atom>> Injector::paths(const Fault& f) const {
-  const std::vector<Atom> all = sim_.nodes();
-  std::vector<Atom> b = f.side_b;
-  if (b.empty()) {
-    for (Atom n : all) {
-      if (std::find(f.side_a.begin(), f.side_a.end(), n) == f.side_a.end()) b.push_back(n);
+  const auto resolve_side = [this](const std::vector<Atom>& side) {
+    std::vector<Atom> out;
+    for (Atom a : side) {
+      std::string why;
+      const Atom n = node(a, why);
+      if (!n.empty() && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    return out;
+  };
+  const std::vector<Atom> a = resolve_side(f.side_a);
+  std::vector<Atom> b = resolve_side(f.side_b);
+  if (f.side_b.empty()) {
+    for (Atom n : sim_.nodes()) {
+      if (std::find(a.begin(), a.end(), n) == a.end()) b.push_back(n);
     }
   }
   std::vector<std::pair<Atom, Atom>> out;
-  for (Atom x : f.side_a) {
+  for (Atom x : a) {
     for (Atom y : b) {
       if (x == y) continue;
       out.emplace_back(x, y);
@@ -257,7 +287,12 @@ bool Injector::inject_node(std::size_t i) {
     skip(i, "needs a node target");
     return false;
   }
-  const Atom n(f.target.text);
+  std::string why;
+  const Atom n = node(Atom(f.target.text), why);
+  if (n.empty()) {
+    skip(i, why);
+    return false;
+  }
   const bool up = sim_.node_up(n);
   if (f.kind == Kind::node_restart ? up : !up) {
     skip(i, f.target.text + (up ? " is up" : " is down"));
@@ -273,7 +308,7 @@ bool Injector::inject_node(std::size_t i) {
     sim_.pause_node(n, f.duration);
     if (f.mtbf) {
       later(sim_.now() + f.duration, [this, i] {
-        if (sim_.node_up(Atom(faults_[i].target.text))) arm(i);
+        if (target_up(faults_[i])) arm(i);
       });
     }
   }
@@ -324,9 +359,10 @@ bool Injector::inject_window(std::size_t i) {
 
 bool Injector::inject_stop_task(std::size_t i) {
   const Fault& f = faults_[i];
-  const Atom n(f.target.text);
-  if (!sim_.node_up(n)) {
-    skip(i, f.target.text + " is down");
+  std::string why;
+  const Atom n = node(Atom(f.target.text), why);
+  if (n.empty() || !sim_.node_up(n)) {
+    skip(i, n.empty() ? why : f.target.text + " is down");
     return false;
   }
   record(i, {{kNode, n}, {keys::kDelay, f.grace}});
@@ -391,7 +427,12 @@ bool Injector::inject(std::size_t i) {
     case Kind::degrade:
       return inject_degrade(i);
     case Kind::clock: {
-      const Atom n(f.target.text);
+      std::string why;
+      const Atom n = node(Atom(f.target.text), why);
+      if (n.empty()) {
+        skip(i, why);
+        return false;
+      }
       const Duration skew = f.skew.value_or(sim_.clock_skew(n));
       const std::int64_t drift = f.drift_ppm.value_or(sim_.clock_drift_ppm(n));
       record(i, {{kNode, n}});

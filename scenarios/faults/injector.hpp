@@ -68,6 +68,11 @@ class Injector final : public TraceSink {
   std::vector<std::pair<Atom, Atom>> paths(const Fault& f) const;
   bool process_target(const Fault& f) const;
   bool node_target(const Fault& f) const;
+  /// The node a fault names: itself, or for node_of(NAME) where NAME runs now (empty, and why,
+  /// when nothing is registered as NAME).
+  Atom node(Atom written, std::string& why) const;
+  /// Whether a node target is up (a node_of target always counts as up: it moves).
+  bool target_up(const Fault& f) const;
   void end_window(std::size_t i);
   /// sim.schedule for the injector's own follow-ups (window ends, node restarts), remembered
   /// so that stop() and the destructor cancel them.

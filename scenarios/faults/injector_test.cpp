@@ -3,6 +3,7 @@
 // up, and the two named phase runs (converges; escalates to the top).
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -442,4 +443,44 @@ TEST_CASE("faults: a fault set the injector cannot run is refused - zero mtbf or
   g.mtbf = 1_s;
   Injector inj(quiet, {g});
   CHECK_THROWS_AS(inj.start(), std::logic_error);
+}
+
+TEST_CASE("faults: node_of(NAME) aims at the node where NAME is registered when the fault fires - skipped when nothing is") {
+  Simulation sim;
+  const Atom kLeader("leader");
+  // The name moves from b to c at 5 s.
+  const auto holder = [kLeader](Duration from, Duration until) {
+    return [kLeader, from, until](Context& ctx) {
+      ctx.sleep(from);
+      ctx.register_name(kLeader);
+      ctx.sleep(until - from);
+    };
+  };
+  SpawnOptions on_b, on_c;
+  on_b.node = Atom("b");
+  on_c.node = Atom("c");
+  sim.spawn(holder(1_s, 5_s), on_b);
+  sim.spawn(holder(6_s, 30_s), on_c);
+  Fault early = at_fault(Kind::pause, Target::node("node_of(leader)"), 500_ms);
+  early.duration = 1_s;
+  Fault first = at_fault(Kind::pause, Target::node("node_of(leader)"), 2_s);
+  first.duration = 1_s;
+  Fault second = at_fault(Kind::partition, Target{}, 7_s);
+  second.side_a = {Atom("node_of(leader)")};
+  second.side_b = {Atom("a")};
+  second.duration = 1_s;
+  Injector inj(sim, {early, first, second});
+  inj.start();
+  sim.run_until(at(10_s));
+  std::vector<std::string> paused, cut;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::node_pause) paused.emplace_back(e.node.text());
+    if (e.kind == EventKind::partition) cut.push_back(fmt::format("{}->{}", e.node.text(), e.tag.text()));
+  }
+  CHECK(paused == std::vector<std::string>{"b"});
+  CHECK(cut == std::vector<std::string>{"c->a", "a->c"});
+  CHECK(inj.skipped() == 1);
+  const auto skips = system_events(sim, "fault_skipped");
+  REQUIRE(skips.size() == 1);
+  CHECK(skips.front()->text(Atom("why")) == "no process registered as leader");
 }
