@@ -304,9 +304,12 @@ std::string write_summary(const std::string& path, const SweepHeader& h, std::ui
   j["passed"] = passed;
   j["failed"] = failed;
   Json m = Json::object();
-  for (const auto& [name, d] : metrics.by_name()) {
-    m[name] = {{"runs", d.runs},          {"values", d.values.size()}, {"p50", d.quantile(0.5)},
-               {"p90", d.quantile(0.9)},  {"p99", d.quantile(0.99)},   {"max", d.max()}};
+  for (const auto& [name, dist] : metrics.by_name()) {
+    // No value over every run (a list metric that stayed empty): no quantiles, null.
+    const auto& d = dist;  // (clang 14 cannot capture a structured binding)
+    const auto q = [&d](double p) { return d.values.empty() ? Json() : Json(d.quantile(p)); };
+    m[name] = {{"runs", d.runs}, {"values", d.values.size()}, {"p50", q(0.5)},
+               {"p90", q(0.9)},  {"p99", q(0.99)},            {"max", d.values.empty() ? Json() : Json(d.max())}};
   }
   j["metrics"] = std::move(m);
   return reports::write_file_atomically(path, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

@@ -204,6 +204,8 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
   w->add_option("--vary", a->vary, "Run the seeds again at each value of a behaviour's argument, BEHAVIOUR:ARG=A..B (a duration, an int or a ratio), and print each value's pass count and metrics, e.g. ingest.s3:latency=100ms..10s");
   w->add_option("--steps", a->steps, "How many values --vary walks, evenly spaced, A and B included (default 10)")->check(CLI::Range(1, 1000));
+  w->add_option("--metrics", a->metrics, "Print only these metrics, e.g. --metrics failover_s,leader_availability (default: all)")
+      ->delimiter(',');
   return [w, a, seeds, shard, tie, until, &cli] {
     if (!w->parsed()) return -1;
     scenarios::parse_seed_range(*seeds, a->seeds);

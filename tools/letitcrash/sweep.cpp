@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -60,6 +61,7 @@ struct SummaryContext {
   std::uint64_t ran = 0;
   unsigned jobs = 0;
   std::string out;  ///< where every result is
+  std::vector<std::string> metrics;  ///< --metrics: those to print (empty: all)
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -68,12 +70,25 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-void print_metrics(const scenarios::MetricSummary& m) {
+/// Whether --metrics lets `name` through.
+bool shown(const std::vector<std::string>& only, const std::string& name) {
+  return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+}
+
+void print_metrics(const scenarios::MetricSummary& m, const std::vector<std::string>& only) {
   if (m.by_name().empty()) return;
-  fmt::print("  metrics:     {:<22} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", "runs", "p50", "p90", "p99", "max");
-  for (const auto& [name, d] : m.by_name())
-    fmt::print("               {:<22} {:>6} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, d.runs, d.quantile(0.5),
+  std::size_t w = 22;
+  for (const auto& [name, d] : m.by_name()) w = std::max(w, name.size());
+  fmt::print("  metrics:     {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", w, "runs", "p50", "p90", "p99", "max");
+  for (const auto& [name, d] : m.by_name()) {
+    if (!shown(only, name)) continue;
+    if (d.values.empty()) {  // a list that stayed empty in every run
+      fmt::print("               {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", name, w, d.runs, "-", "-", "-", "-");
+      continue;
+    }
+    fmt::print("               {:<{}} {:>6} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, w, d.runs, d.quantile(0.5),
                d.quantile(0.9), d.quantile(0.99), d.max());
+  }
 }
 
 /// Writes the summary next to the results file; prints why it cannot (the results are kept).
@@ -99,7 +114,7 @@ void print_summary(const Tally& t, const SummaryContext& c) {
     fmt::print("  wall time:   {:.2f} s for {} seeds on {} job{}: {:.1f} seeds/s\n", *c.wall_s, c.ran, c.jobs,
                c.jobs == 1 ? "" : "s", rate);
   }
-  print_metrics(t.metrics);
+  print_metrics(t.metrics, c.metrics);
   if (t.failed == 0) return;
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");
@@ -223,11 +238,11 @@ struct VaryRow {
   Tally tally;
 };
 
-void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v) {
+void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v, const std::vector<std::string>& only) {
   std::vector<std::string> names;
   for (const VaryRow& r : rows)
     for (const auto& [name, d] : r.tally.metrics.by_name())
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      if (shown(only, name) && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::string head = fmt::format("  {:<14} {:>7} {:>7}", v.arg, "passed", "failed");
   for (const std::string& n : names) head += fmt::format("  {:>10} {:>10}", n + " p50", "max");
   fmt::print("{}\n", head);
@@ -236,7 +251,7 @@ void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v) {
     std::string line = fmt::format("  {:<14} {:>7} {:>7}", r.value, r.tally.passed, r.tally.failed);
     for (const std::string& n : names) {
       const auto it = r.tally.metrics.by_name().find(n);
-      if (it == r.tally.metrics.by_name().end()) line += fmt::format("  {:>10} {:>10}", "-", "-");
+      if (it == r.tally.metrics.by_name().end() || it->second.values.empty()) line += fmt::format("  {:>10} {:>10}", "-", "-");
       else line += fmt::format("  {:>10.4g} {:>10.4g}", it->second.quantile(0.5), it->second.max());
     }
     fmt::print("{}\n", line);
@@ -279,7 +294,7 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
     for (const SeedResult& r : scenarios::run_seeds(s, a.seeds, o)) row.tally.add(r);
     rows.push_back(std::move(row));
   }
-  print_vary(rows, v);
+  print_vary(rows, v, a.metrics);
   const bool all = std::all_of(rows.begin(), rows.end(), [](const VaryRow& r) { return r.tally.failed == 0; });
   fmt::print("verdict: {}\n", all ? "PASS (every seed at every value)" : "FAIL (some values fail some seeds)");
   return all ? 0 : 1;
@@ -325,6 +340,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& a) {
   c.wall_s = wall_s;
   c.ran = ran;
   c.jobs = jobs;
+  c.metrics = a.metrics;
   print_summary(tally, c);
   if (a.out.empty()) fmt::print("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
   else fmt::print("results: {}\n", a.out);

@@ -27,6 +27,8 @@ struct SweepArgs {
   /// --vary BEHAVIOUR:ARG=A..B: the seeds again at each of `steps` values of the argument.
   std::string vary;
   std::size_t steps = 10;
+  /// The metrics to print (empty: all of them); unknown names print nothing.
+  std::vector<std::string> metrics;
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.
