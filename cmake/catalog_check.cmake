@@ -1,11 +1,12 @@
 # The catalogue's checks, one scenario file at a time (run from the source directory so that the
 # file's path, which the trace header records, is the same relative path on every checkout):
 #   cmake -DLIC=<letitcrash> -DFILE=scenarios/catalog/x.yaml -DOUT=<dir> -DMODE=run|golden|determinism
-#         [-DGOLDEN=scenarios/catalog/golden/x.trace.jsonl] -P catalog_check.cmake
+#         [-DGOLDEN=scenarios/catalog/golden/x.trace.jsonl[.gz]] -P catalog_check.cmake
 # run:         `letitcrash run FILE --out OUT` exits 0 and writes every report.
 # golden:      the trace equals the golden trace byte for byte, but for the program's version in the
 #              header's "version"; with LETITCRASH_REGENERATE_GOLDEN=1 in the environment the
-#              golden trace is written instead.
+#              golden trace is written instead. A golden trace over a megabyte is kept gzipped
+#              (x.trace.jsonl.gz, `gzip -n`: the same bytes for the same trace).
 # determinism: two runs give the same trace hash (and the same summary).
 cmake_minimum_required(VERSION 3.25)
 
@@ -42,15 +43,37 @@ if(MODE STREQUAL "run")
 elseif(MODE STREQUAL "golden")
   run_scenario("${OUT}")
   if("$ENV{LETITCRASH_REGENERATE_GOLDEN}" STREQUAL "1")
-    configure_file("${OUT}/trace.jsonl" "${GOLDEN}" COPYONLY)
-    message(STATUS "${GOLDEN}: regenerated")
+    file(SIZE "${OUT}/trace.jsonl" size)
+    string(REGEX REPLACE "\\.gz$" "" plain "${GOLDEN}")
+    file(REMOVE "${plain}" "${plain}.gz")
+    if(size GREATER 1000000)
+      execute_process(COMMAND gzip -n -9 -c "${OUT}/trace.jsonl" OUTPUT_FILE "${plain}.gz" RESULT_VARIABLE rc)
+      if(NOT rc STREQUAL "0")
+        message(FATAL_ERROR "gzip failed (${rc}) writing ${plain}.gz")
+      endif()
+      message(STATUS "${plain}.gz: regenerated (gzipped: ${size} bytes of trace)")
+    else()
+      configure_file("${OUT}/trace.jsonl" "${plain}" COPYONLY)
+      message(STATUS "${plain}: regenerated")
+    endif()
     return()
   endif()
   if(NOT EXISTS "${GOLDEN}")
     message(FATAL_ERROR "${GOLDEN} does not exist: run with LETITCRASH_REGENERATE_GOLDEN=1 to write it")
   endif()
   file(READ "${OUT}/trace.jsonl" got)
-  file(READ "${GOLDEN}" want)
+  if(GOLDEN MATCHES "\\.gz$")
+    execute_process(COMMAND gzip -dc "${GOLDEN}" OUTPUT_VARIABLE want RESULT_VARIABLE rc)
+    if(NOT rc STREQUAL "0")
+      message(FATAL_ERROR "gzip -dc ${GOLDEN} failed (${rc})")
+    endif()
+    # For `replay` below, which reads a plain trace.
+    file(WRITE "${OUT}/golden.trace.jsonl" "${want}")
+    set(replayed "${OUT}/golden.trace.jsonl")
+  else()
+    file(READ "${GOLDEN}" want)
+    set(replayed "${GOLDEN}")
+  endif()
   # The header's "version" is the program's (it moves with every release); every other byte of
   # the header and of each event must be the same.
   foreach(v got want)
@@ -62,7 +85,7 @@ elseif(MODE STREQUAL "golden")
   endforeach()
   if(NOT got STREQUAL want)
     # Say where they part: replay the golden trace against this build.
-    execute_process(COMMAND "${LIC}" replay "${GOLDEN}" OUTPUT_VARIABLE why ERROR_VARIABLE why2)
+    execute_process(COMMAND "${LIC}" replay "${replayed}" OUTPUT_VARIABLE why ERROR_VARIABLE why2)
     message(FATAL_ERROR "${FILE}: the trace differs from ${GOLDEN}\n${why}${why2}\n"
                         "If the change is intended, regenerate: LETITCRASH_REGENERATE_GOLDEN=1 ctest -R golden")
   endif()
