@@ -1,5 +1,7 @@
 #include "reports/run_view.hpp"
 
+#include "properties/leader.hpp"
+
 #include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
@@ -347,6 +349,31 @@ std::vector<Backlog> backlogs_of(const EventLog& events) {
   return out;
 }
 
+void leadership_of(const EventLog& events, Time end, RunView& v) {
+  if (!properties::has_leader_election(events)) return;
+  const auto lane = [&v](const std::string& node) -> LeaderLane& {
+    for (LeaderLane& l : v.leaders)
+      if (l.node == node) return l;
+    v.leaders.push_back(LeaderLane{node, {}, {}, {}});
+    return v.leaders.back();
+  };
+  // Every candidate gets a lane, in the order they started.
+  for (const TraceEvent& e : events)
+    if (e.kind == EventKind::system && e.name == properties::leader::kCoordinator) lane(std::string(e.node.text()));
+  for (auto& [node, iv] : properties::leader_beliefs(events, end).by_node) lane(node).believed = std::move(iv);
+  const properties::LeaderSafety s = properties::check_leader_safety(events);
+  std::size_t next_unsafe = 0;
+  for (const TraceEvent& e : events) {
+    if (e.kind != EventKind::system || e.name != properties::leader::kWrite) continue;
+    const std::string node = e.text(Atom("node"));
+    const std::int64_t* seq = e.field<std::int64_t>(properties::leader::kSeq);
+    const bool unsafe = next_unsafe < s.unsafe.size() && seq != nullptr && s.unsafe[next_unsafe].seq == *seq;
+    next_unsafe += unsafe;
+    (unsafe ? lane(node).unsafe : lane(node).writes).push_back(e.time);
+  }
+  for (const properties::Holding& h : properties::holdings(events, end)) v.holders.push_back({h.from, h.to, h.node});
+}
+
 RunView view_of(const RunReport& r) {
   RunView v;
   v.end = r.end;
@@ -374,6 +401,7 @@ RunView view_of(const RunReport& r) {
   v.world_marks = std::move(f.world_marks);
   v.bands = std::move(f.bands);
   v.nodes = std::move(f.nodes);
+  leadership_of(r.trace != nullptr ? *r.trace : kNoEvents, v.end, v);
   return v;
 }
 

@@ -61,6 +61,23 @@ struct Backlog {
   std::vector<std::pair<Time, std::uint64_t>> steps;  ///< its length from each instant on
 };
 
+/// A node in a leader election over the simulated database (properties/leader.hpp): when it
+/// believed it led, and when the database accepted its leader writes (unsafe: while another node
+/// held the lock or lease, or none did).
+struct LeaderLane {
+  std::string node;
+  properties::Intervals believed;
+  std::vector<Time> writes;
+  std::vector<Time> unsafe;
+};
+
+/// Who the database had as leader, from when to when.
+struct HolderSpan {
+  Time from;
+  Time to;
+  std::string node;
+};
+
 struct RunView {
   Time end;  ///< the report's end, or the last event's time if later
   std::vector<Lane> lanes;
@@ -68,7 +85,14 @@ struct RunView {
   std::vector<Mark> world_marks;   ///< faults that name no process
   std::vector<Band> bands;         ///< by start time
   std::vector<std::string> nodes;  ///< every node named, in the order first seen
+  /// Leader election: a lane per node that ever believed it led or wrote, and the database's
+  /// holder (empty without one).
+  std::vector<LeaderLane> leaders;
+  std::vector<HolderSpan> holders;
 };
+
+/// The leader-election lanes of a trace (none when it holds no election).
+void leadership_of(const EventLog& events, Time end, RunView& v);
 
 /// The backlog lanes of a trace: chan_make with a capacity of 2 or more, then every change of
 /// its length.

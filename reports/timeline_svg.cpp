@@ -51,6 +51,8 @@ const char* const kStyle =
     ".partition{fill:#7e57c2;opacity:.16}.pause{fill:#fdd835;opacity:.28}.node_down{fill:#616161;opacity:.22}"
     "\n"
     ".draining{fill:#ff7043;opacity:.18}.backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane.backlog{font-style:italic}\n"
+    ".believed{fill:#ffb300}.write{stroke:#37474f;stroke-width:1}.unsafe{stroke:#d50000;stroke-width:2}.unsafe_sw{fill:#d50000}"
+    ".write_sw{fill:#37474f}.holder{stroke:#ffffff;stroke-width:.5}.holdertext{font-size:10px;fill:#ffffff}.lane.role{font-weight:bold}\n"
     "</style>\n";
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
@@ -157,9 +159,10 @@ std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) 
 class TimelineWriter {
  public:
   TimelineWriter(const RunReport& r, RunView v) : r_(r), v_(std::move(v)), sc_(v_.end) {
-    const double n = static_cast<double>(std::max<std::size_t>(v_.lanes.size() + v_.backlogs.size(), 1));
+    const std::size_t all = v_.lanes.size() + v_.backlogs.size() + role_lanes();
+    const double n = static_cast<double>(std::max<std::size_t>(all, 1));
     lane_h_ = std::clamp(std::floor(kLanesHeightGoal / n), kLaneHeightMin, kLaneHeightMax);
-    lanes_bottom_ = kLanesTop + lane_h_ * static_cast<double>(v_.lanes.size() + v_.backlogs.size());
+    lanes_bottom_ = kLanesTop + lane_h_ * static_cast<double>(all);
     height_ = lanes_bottom_ + kBottom + (v_.lanes.empty() ? 24 : 0);
   }
 
@@ -180,7 +183,10 @@ class TimelineWriter {
     stripes();
     axis();
     for (std::size_t i = 0; i < v_.lanes.size(); ++i) lane(i);
-    for (std::size_t i = 0; i < v_.backlogs.size(); ++i) backlog(v_.backlogs[i], lane_y(v_.lanes.size() + i));
+    for (std::size_t i = 0; i < v_.backlogs.size(); ++i) backlog(v_.backlogs[i], tree_lane_y(v_.lanes.size() + i));
+    // The leader-election lanes go first: they are what such a run is about.
+    for (std::size_t i = 0; i < v_.leaders.size(); ++i) leader_lane(v_.leaders[i], lane_y(i));
+    if (!v_.leaders.empty()) holder_lane(lane_y(v_.leaders.size()));
     bands();
     world_marks();
     if (v_.lanes.empty())
@@ -192,6 +198,60 @@ class TimelineWriter {
 
  private:
   double lane_y(std::size_t i) const { return kLanesTop + lane_h_ * static_cast<double>(i); }
+  /// The i-th tree (or backlog) lane: after the role lanes.
+  double tree_lane_y(std::size_t i) const { return lane_y(role_lanes() + i); }
+  /// A lane per leader-election node and one for the database's holder.
+  std::size_t role_lanes() const { return v_.leaders.empty() ? 0 : v_.leaders.size() + 1; }
+
+  void role_label(const std::string& text, const std::string& tip, double y) {
+    const double font = std::clamp(lane_h_ - 4, 8.0, 12.0);
+    out_ += fmt::format("<text class=\"lane role\" x=\"8\" y=\"{}\" font-size=\"{}\"><title>{}</title>{}</text>\n",
+                        num(y + lane_h_ / 2 + font * 0.35), num(font), xml_escape(tip),
+                        xml_escape(truncate_right(text, static_cast<std::size_t>(kLabelWidth / (font * 0.6)))));
+  }
+
+  /// One tick per pixel column that saw a write (a long run's thousands of writes stay small).
+  void ticks(const std::vector<Time>& at, const char* cls, double y0, double y1, const std::string& what) {
+    double last = -1;
+    for (Time t : at) {
+      const double x = std::floor(sc_.x(t));
+      if (x == last) continue;
+      last = x;
+      out_ += fmt::format("<line class=\"{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"><title>{}</title></line>\n", cls, num(x),
+                          num(y0), num(x), num(y1), xml_escape(what + " at " + format_time(t)));
+    }
+  }
+
+  /// When the node believed it led (amber), its accepted writes (grey ticks) and those made while
+  /// another held the lock or lease (red): a split-brain shows as two amber bars with ticks.
+  void leader_lane(const LeaderLane& l, double y) {
+    role_label("leader? " + l.node, l.node + ": believes it leads (leader_belief), and its leader writes", y);
+    const double h = lane_h_ * 0.5, top = y + lane_h_ * 0.15;
+    for (const properties::Interval& i : l.believed) {
+      out_ += fmt::format("<rect class=\"believed\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>\n",
+                          num(sc_.x(i.from)), num(top), num(std::max(sc_.x(i.to) - sc_.x(i.from), 0.5)), num(h),
+                          xml_escape(l.node + " believes it leads, " + span_text(i.from, i.to)));
+    }
+    ticks(l.writes, "write", top + h, y + lane_h_ - 1, l.node + ": accepted leader write");
+    ticks(l.unsafe, "unsafe", y + 1, y + lane_h_ - 1, l.node + ": write while another node held the leadership");
+  }
+
+  /// The database's lock (or lease) holder: a colour per node, its name where there is room.
+  void holder_lane(double y) {
+    role_label("DB lock holder", "who the database had as leader: the lock's session, or the lease", y);
+    static constexpr std::array<const char*, 6> kColours{"#5e35b1", "#00897b", "#6d4c41", "#3949ab", "#c0ca33", "#8d6e63"};
+    for (const HolderSpan& s : v_.holders) {
+      std::size_t ix = 0;
+      while (ix < v_.leaders.size() && v_.leaders[ix].node != s.node) ++ix;
+      const double x0 = sc_.x(s.from), w = std::max(sc_.x(s.to) - x0, 0.5);
+      out_ += fmt::format("<rect class=\"holder\" fill=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>\n",
+                          kColours[ix % kColours.size()], num(x0), num(y + lane_h_ * 0.15), num(w), num(lane_h_ * 0.7),
+                          xml_escape(s.node + " holds it, " + span_text(s.from, s.to)));
+      if (w >= 8.0 * static_cast<double>(s.node.size()))
+        out_ += fmt::format("<text class=\"holdertext\" x=\"{}\" y=\"{}\">{}</text>\n", num(x0 + 2), num(y + lane_h_ * 0.7),
+                            xml_escape(s.node));
+    }
+  }
 
   void legend() {
     double x = 8;
@@ -220,12 +280,17 @@ class TimelineWriter {
     swatch("node_down", "node down", 80);
     if (std::any_of(v_.bands.begin(), v_.bands.end(), [](const Band& b) { return b.kind == BandKind::draining; }))
       swatch("draining", "draining (SIGTERM to exit)", 170);
+    if (!v_.leaders.empty()) {
+      swatch("believed", "leads (belief)", 100);
+      swatch("write_sw", "write", 54);
+      swatch("unsafe_sw", "unsafe write", 96);
+    }
   }
 
   void stripes() {
     for (std::size_t i = 1; i < v_.lanes.size(); i += 2) {
       out_ += fmt::format("<rect class=\"stripe\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
-                          num(lane_y(i)), kWidth, num(lane_h_));
+                          num(tree_lane_y(i)), kWidth, num(lane_h_));
     }
   }
 
@@ -244,7 +309,7 @@ class TimelineWriter {
 
   void lane(std::size_t i) {
     const Lane& l = v_.lanes[i];
-    const double y = lane_y(i);
+    const double y = tree_lane_y(i);
     const double cy = y + lane_h_ / 2;
     const std::vector<Drawn> marks = merge_marks(l.marks, sc_);
     label(l, y);

@@ -22,6 +22,10 @@ bool parse_value(const std::string& text, Ratio& out, std::string& error) { retu
 bool parse_value(const std::string& text, std::int64_t& out, std::string& error) {
   const char* last = text.data() + text.size();
   const auto [end, ec] = std::from_chars(text.data(), last, out);
+  if (ec == std::errc::result_out_of_range) {
+    error = "integer '" + text + "' is outside a 64-bit integer (-9223372036854775808..9223372036854775807)";
+    return false;
+  }
   if (text.empty() || ec != std::errc() || end != last) {
     error = "bad integer '" + text + "'";
     return false;

@@ -45,11 +45,15 @@ std::vector<std::string> names_of(const std::vector<Info>& all) {
 
 Registry Registry::with_builtins() {
   Registry r;
-  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours}) {
+  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours, pg_behaviours, leader_behaviours}) {
     for (BehaviourInfo& b : list()) r.add(std::move(b));
   }
-  for (CheckInfo& c : builtin_checks()) r.add(std::move(c));
-  for (MetricInfo& m : builtin_metrics()) r.add(std::move(m));
+  for (auto* list : {builtin_checks, leader_checks}) {
+    for (CheckInfo& c : list()) r.add(std::move(c));
+  }
+  for (auto* list : {builtin_metrics, leader_metrics}) {
+    for (MetricInfo& m : list()) r.add(std::move(m));
+  }
   return r;
 }
 

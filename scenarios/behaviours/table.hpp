@@ -38,5 +38,9 @@ std::vector<BehaviourInfo> pipeline_behaviours();
 std::vector<BehaviourInfo> peer_behaviours();
 /// Seed 004's ingest server: ingest.server, ingest.s3, ingest.disk.
 std::vector<BehaviourInfo> ingest_behaviours();
+/// The simulated PostgreSQL: pg.server.
+std::vector<BehaviourInfo> pg_behaviours();
+/// Seed 001's Coordinator: leader.coordinator.
+std::vector<BehaviourInfo> leader_behaviours();
 
 }  // namespace lic::scenarios

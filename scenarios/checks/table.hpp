@@ -51,6 +51,10 @@ struct CheckInfo {
   /// Reads the arguments (every mistake goes to Args) and returns the judge. Called when a
   /// file is validated (the judge is dropped) and again when it runs.
   std::function<CheckJudge(Args&)> build;
+  /// Behaviours the check judges the work of: a file naming the check must run each of them
+  /// somewhere (a tree's child or service, or a start_child step), or `validate` says so at the
+  /// check. Empty: any file.
+  std::vector<std::string> needs{};
 };
 
 /// One judged check.
@@ -71,6 +75,12 @@ struct MetricInfo {
   std::string help;
   std::function<void(const CheckInput&, reports::Metrics&)> measure;
 };
+
+/// Leader election (seed 001): leader_safety, single_leader, failover, leader_at_end,
+/// leader_availability (scenarios/checks/leader.cpp).
+std::vector<CheckInfo> leader_checks();
+/// failover_s and the leader-availability figures.
+std::vector<MetricInfo> leader_metrics();
 
 /// drain_s and killed (a task stopped with SIGTERM), mailbox_drops (bounded mailboxes).
 std::vector<MetricInfo> builtin_metrics();

@@ -67,6 +67,7 @@ class Validator {
 
   void behaviour(const BehaviourRef& b) {
     if (b.name.empty()) return;  // reported where it was missing
+    used_.insert(b.name);
     registry_.make_behaviour(b, errors_);
     if (const BehaviourInfo* info = registry_.behaviour(b.name)) path_args(info->args, b.args);
   }
@@ -74,7 +75,13 @@ class Validator {
   void check(const CheckDecl& c) {
     if (c.name.empty()) return;  // reported where it was missing
     registry_.make_check(c, errors_);
-    if (const CheckInfo* info = registry_.check(c.name)) path_args(info->args, c.args);
+    const CheckInfo* info = registry_.check(c.name);
+    if (info == nullptr) return;
+    path_args(info->args, c.args);
+    for (const std::string& b : info->needs) {
+      if (!used_.contains(b))
+        error(c.mark, "check '" + c.name + "' judges what " + b + " does, and nothing in the file runs a " + b);
+    }
   }
 
   /// Arguments of type `path` must name something in the tree.
@@ -207,6 +214,7 @@ class Validator {
         sub.known_nodes_ = known_nodes_;
         sub.tree(*st.child, p);
         for (Diagnostic& d : sub.errors_) errors_.push_back(std::move(d));
+        used_.insert(sub.used_.begin(), sub.used_.end());
       }
     }
   }
@@ -217,13 +225,18 @@ class Validator {
         path(f.target.text, m, false);
         break;
       case faults::Target::By::node:
-        node(f.target.text, m);
+        fault_node(f.target.text, m);
         break;
       default:
         break;
     }
-    for (Atom a : f.side_a) node(std::string(a.text()), m);
-    for (Atom b : f.side_b) node(std::string(b.text()), m);
+    for (Atom a : f.side_a) fault_node(std::string(a.text()), m);
+    for (Atom b : f.side_b) fault_node(std::string(b.text()), m);
+  }
+
+  /// A fault's node: a declared one, or node_of(NAME), wherever NAME runs when it fires.
+  void fault_node(const std::string& name, Mark m) {
+    if (!faults::node_of_name(name)) node(name, m);
   }
 
   const Scenario& s_;
@@ -231,6 +244,7 @@ class Validator {
   std::set<std::string> known_nodes_;
   std::map<std::string, PathInfo> paths_;
   std::map<std::string, std::string> dynamic_parents_;  // path -> template id
+  std::set<std::string> used_;  // the behaviours the file runs
   std::vector<Diagnostic> errors_;
 };
 

@@ -1,0 +1,286 @@
+#include "scenarios/behaviours/leader.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "properties/leader.hpp"
+#include "scenarios/behaviours/pg.hpp"
+#include "scenarios/behaviours/table.hpp"
+
+namespace lic::scenarios::leader {
+
+namespace ev = properties::leader;
+
+namespace {
+
+const Atom kRun("$run");
+const Atom kLost("$lost");
+
+/// What the coordinator and its loops share (asyncio tasks of one object in the seed).
+struct State {
+  CoordinatorConfig c;
+  bool is_leader = false;
+  std::int64_t token = 0;   // fenced: the fencing token taken with the lock
+  Time lease_until{};       // lease: until when, as the database said
+  std::optional<pg::Conn> lock_conn;
+  bool sweep_node = true;  // fenced: end the node's leftover sessions before competing
+  Pid main;
+};
+
+pg::Query write_query(const State& st, Atom table, Atom loop) {
+  pg::Query q;
+  q.op = pg::Query::Op::write;
+  q.lock = st.c.lock_id;
+  q.token = st.c.variant == Variant::fenced ? st.token : 0;
+  q.table = table;
+  q.loop = loop;
+  return q;
+}
+
+/// Whether this node may still act, checked at the top of each tick (fenced and lease only: the
+/// seed's loops check `is_leader` alone).
+bool still_leading(Context& ctx, State& st) {
+  if (st.c.variant == Variant::fenced) {
+    pg::Query ping;
+    return st.lock_conn && st.lock_conn->query(ctx, ping, st.c.heartbeat_timeout).ok();
+  }
+  if (st.c.variant == Variant::lease) return ctx.node_time() < st.lease_until;
+  return true;
+}
+
+/// One of the four loops: while leader, a tick works on each workspace (`work`: asking its
+/// runtime) and writes its row through the loop's
+/// own connection; any error skips the tick (the seed's `except Exception`), and a dead
+/// connection is replaced at the next one (the pool reconnects).
+void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Duration period) {
+  std::optional<pg::Conn> conn;
+  while (st->is_leader) {
+    if (!still_leading(ctx, *st)) {
+      ctx.send(st->main, kLost);
+      return;
+    }
+    if (!conn) conn = pg::Conn::connect(ctx, st->c.db, st->c.query_timeout);
+    for (std::int64_t w = 0; conn && w < st->c.workspaces && st->is_leader; ++w) {
+      ctx.sleep(st->c.work);  // observe_and_update: the workspace's runtime is asked first
+      const pg::Result r = conn->query(ctx, write_query(*st, table, name), st->c.query_timeout);
+      if (r.status == pg::Result::Status::no_connection || r.status == pg::Result::Status::error) {
+        conn.reset();  // ConnectionDoesNotExistError: the pool drops it
+        break;
+      }
+      if (!r.ok()) break;  // a timeout or a refusal: skip the tick
+    }
+    ctx.sleep(period);
+  }
+}
+
+/// Lease: renewed every third of its ttl while leader.
+void renewer(Context& ctx, std::shared_ptr<State> st) {
+  while (st->is_leader) {
+    ctx.sleep(st->c.lease_ttl / 3);
+    if (!st->is_leader || !st->lock_conn) return;
+    pg::Query q;
+    q.op = pg::Query::Op::lease;
+    q.lock = st->c.lock_id;
+    q.ttl = st->c.lease_ttl;
+    const pg::Result r = st->lock_conn->query(ctx, q, st->c.query_timeout);
+    if (r.ok() && r.value) st->lease_until = r.until;
+    else if (r.ok() || r.status == pg::Result::Status::no_connection) return ctx.send(st->main, kLost);
+  }
+}
+
+class Coordinator final : public Behaviour {
+ public:
+  explicit Coordinator(CoordinatorConfig c) : st_(std::make_shared<State>()) { st_->c = c; }
+
+  InitResult init(Context& ctx) override {
+    st_->main = ctx.self();
+    const CoordinatorConfig& c = st_->c;
+    ctx.emit(ev::kCoordinator, {{ev::kLockKey, c.lock_id}, {ev::kVariant, Atom(variant_name(c.variant))}, {ev::kRetry, c.retry.ns},
+                                {ev::kQueryTimeout, c.query_timeout.ns}, {ev::kHeartbeatTimeout, c.heartbeat_timeout.ns}});
+    ctx.send(ctx.self(), kRun);
+    return InitResult::ok();
+  }
+
+  /// The seed's main loop.
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag != kRun) return;
+    for (;;) {
+      if (try_become_leader(ctx)) {
+        belief(ctx, true);
+        run_as_leader(ctx);
+        belief(ctx, false);
+      } else {
+        ctx.sleep(st_->c.retry);
+      }
+    }
+  }
+
+ private:
+  /// Traced; with `leader_name`, the name follows the latest leader (global:re_register_name),
+  /// so a fault can aim at node_of(NAME).
+  void belief(Context& ctx, bool on) {
+    ctx.emit(ev::kBelief, {{ev::kLockKey, st_->c.lock_id}, {ev::kOn, std::int64_t{on ? 1 : 0}}});
+    const Atom name = st_->c.leader_name;
+    if (name.empty()) return;
+    const Pid holder = ctx.whereis(name);
+    if (on && holder != ctx.self()) {
+      if (holder) ctx.unregister_name(name);
+      ctx.register_name(name);
+    } else if (!on && holder == ctx.self()) {
+      ctx.unregister_name(name);
+    }
+  }
+
+  bool try_become_leader(Context& ctx) {
+    State& st = *st_;
+    if (!st.lock_conn) st.lock_conn = pg::Conn::connect(ctx, st.c.db, st.c.query_timeout);
+    if (!st.lock_conn) return false;  // "Lock acquisition failed"
+    if (st.c.variant == Variant::fenced && st.sweep_node) {
+      // A session this node gave up, or its previous incarnation left, may still hold the lock
+      // (its close was lost on a cut, or it died while cut off): end them first, or nobody leads
+      // until the server's keepalive ends them. SELECT pg_terminate_backend(pid) FROM
+      // pg_stat_activity WHERE client_addr = <this node> AND pid <> pg_backend_pid().
+      pg::Query t;
+      t.op = pg::Query::Op::terminate;
+      if (st.lock_conn->query(ctx, t, st.c.query_timeout).ok()) st.sweep_node = false;
+    }
+    pg::Query q;
+    q.op = st.c.variant == Variant::lease ? pg::Query::Op::lease : pg::Query::Op::try_lock;
+    q.lock = st.c.lock_id;
+    q.ttl = st.c.lease_ttl;
+    const pg::Result r = st.lock_conn->query(ctx, q, st.c.query_timeout);
+    if (r.ok() && r.value) {
+      st.is_leader = true;
+      st.token = r.token;
+      st.lease_until = r.until;
+      // The seed's monitoring row: INSERT INTO system_locks ... ON CONFLICT DO UPDATE (its
+      // failure is logged, not fatal).
+      st.lock_conn->query(ctx, write_query(st, Atom("system_locks"), Atom("Coordinator")), st.c.query_timeout);
+      return true;
+    }
+    if (st.c.variant != Variant::lease || !r.ok()) drop_lock_conn(ctx);  // the seed closes it and reconnects next time
+    return false;
+  }
+
+  void drop_lock_conn(Context& ctx) {
+    if (st_->lock_conn) st_->lock_conn->close(ctx);
+    st_->lock_conn.reset();
+  }
+
+  /// asyncio.gather of the four loops (and, for a lease, its renewal), until they end: never for
+  /// the seed's code, once a check finds the leadership gone for the others.
+  void run_as_leader(Context& ctx) {
+    State& st = *st_;
+    std::vector<Pid> loops;
+    const auto go = [&](const char* name, Atom table, Duration period) {
+      SpawnOptions o;
+      o.link = true;
+      o.label = Label{Atom(std::string(ctx.label().name.text()) + "/" + name), 1};
+      loops.push_back(ctx.spawn([s = st_, name, table, period](Context& c) { loop(c, s, Atom(name), table, period); }, o));
+    };
+    go("HealthMonitor", Atom("workspaces.observed_status"), st.c.health);
+    go("StateReconciler", Atom("workspaces.operation"), st.c.reconcile);
+    go("TTLManager", Atom("workspaces.desired_state"), st.c.ttl);
+    go("ArchiveGC", Atom("archives"), st.c.gc);
+    if (st.c.variant == Variant::lease) {
+      SpawnOptions o;
+      o.link = true;
+      o.label = Label{Atom(std::string(ctx.label().name.text()) + "/renewer"), 1};
+      loops.push_back(ctx.spawn([s = st_](Context& c) { renewer(c, s); }, o));
+    }
+    const auto lost = [](const Message& x) { return x.tag == kLost; };
+    ctx.receive(lost);  // the seed's code never gets it
+    st.is_leader = false;
+    for (Pid p : loops) {
+      ctx.unlink(p);
+      ctx.exit(p, Reason::shutdown());
+    }
+    while (ctx.receive(lost, Duration::zero())) {
+    }  // the other loops' word of the same loss
+    st.sweep_node = true;
+    drop_lock_conn(ctx);
+  }
+
+  std::shared_ptr<State> st_;
+};
+
+}  // namespace
+
+const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::naive: return "naive";
+    case Variant::fenced: return "fenced";
+    case Variant::lease: return "lease";
+  }
+  return "?";
+}
+
+bool parse_variant(std::string_view text, Variant& out) {
+  if (text == "naive") out = Variant::naive;
+  else if (text == "fenced") out = Variant::fenced;
+  else if (text == "lease") out = Variant::lease;
+  else return false;
+  return true;
+}
+
+std::unique_ptr<Behaviour> coordinator(const CoordinatorConfig& c) { return std::make_unique<Coordinator>(c); }
+
+}  // namespace lic::scenarios::leader
+
+// ---- what a file can name ----------------------------------------------------------------------
+
+namespace lic::scenarios {
+
+namespace {
+
+BehaviourFactory build_coordinator(Args& a) {
+  leader::CoordinatorConfig c;
+  const std::string variant = a.text("variant");
+  if (!leader::parse_variant(variant, c.variant)) {
+    const std::string near = closest_name(variant, {"naive", "fenced", "lease"});
+    a.invalid("variant", "unknown variant '" + variant + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                             "; the variants are naive, fenced and lease");
+  }
+  c.lock_id = a.integer("lock_id");
+  c.retry = a.positive("retry");
+  c.query_timeout = a.positive("query_timeout");
+  c.heartbeat_timeout = a.positive("heartbeat_timeout");
+  c.lease_ttl = a.positive("lease_ttl");
+  c.health = a.positive("health_every");
+  c.reconcile = a.positive("reconcile_every");
+  c.ttl = a.positive("ttl_every");
+  c.gc = a.positive("gc_every");
+  c.workspaces = a.integer("workspaces");
+  c.work = a.duration("work");
+  if (c.workspaces < 1) a.invalid("workspaces", "must be 1 or more");
+  c.db = a.atom("db");
+  c.leader_name = a.optional_atom("leader_name");
+  return [c](const std::string&) { return leader::coordinator(c); };
+}
+
+}  // namespace
+
+std::vector<BehaviourInfo> leader_behaviours() {
+  return {BehaviourInfo{
+      "leader.coordinator",
+      "seed 001's Coordinator: leader by a PostgreSQL advisory lock (naive: the seed's code; fenced: a lock heartbeat and "
+      "a fencing token) or a lease; as leader it runs four periodic loops that write to the database",
+      {{"variant", "string", "naive", "naive (the seed's code), fenced or lease"},
+       {"lock_id", "int", "12345", "the advisory lock's id (COORDINATOR_LOCK_ID), a bigint"},
+       {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
+       {"query_timeout", "duration", "10s", "the driver's command timeout"},
+       {"heartbeat_timeout", "duration", "2s", "fenced: the lock session's check before each tick"},
+       {"lease_ttl", "duration", "15s", "lease: how long a lease lasts (renewed every third of it)"},
+       {"health_every", "duration", "30s", "HealthMonitor's period"},
+       {"reconcile_every", "duration", "10s", "StateReconciler's period"},
+       {"ttl_every", "duration", "1m", "TTL Manager's period"},
+       {"gc_every", "duration", "1h", "Archive GC's period"},
+       {"workspaces", "int", "3", "rows each tick writes"},
+       {"work", "duration", "200ms", "each workspace's work before its write (observe_and_update asks its runtime)"},
+       {"db", "string", "Postgres", "the database's registered name"},
+       {"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"}},
+      build_coordinator}};
+}
+
+}  // namespace lic::scenarios

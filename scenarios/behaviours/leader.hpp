@@ -1,0 +1,59 @@
+#pragma once
+// Seed 001's Coordinator: a single leader among nodes, elected through the database
+// (scenarios/behaviours/pg.hpp), running four periodic loops that write while it leads
+// (docs/leader-election.md). Three variants:
+//
+// - naive: the seed's code as written. The main loop opens a dedicated lock connection and tries
+//   pg_try_advisory_lock every `retry` (COORDINATOR_RETRY_INTERVAL, 5 s); as leader it runs
+//   HealthMonitor (30 s), StateReconciler (10 s), TTL Manager (1 m) and Archive GC (1 h), each
+//   writing through a connection of its own (a pool's) and skipping a tick on any error, while
+//   `is_leader`. Nothing clears `is_leader` when the lock connection dies quietly (a partition, a
+//   pause, the server ending the session after its keepalive): the old leader goes on writing
+//   while a new one acts. The classic split-brain.
+// - fenced: before each leader tick a loop checks the lock's session (a query on the lock
+//   connection, timing out in `heartbeat_timeout`, shorter than the keepalive), and every write
+//   carries the fencing token taken with the lock: the database refuses a stale one. When it
+//   starts, and after it gives up, it first ends every other session from its node
+//   (pg_terminate_backend): a lock session whose close was lost on a cut, or that a crashed
+//   incarnation left, would otherwise hold the lock until the server's keepalive ended it
+//   (2 h 11 m with Linux's defaults).
+// - lease: leadership is a time lease in the database (granted for `lease_ttl` on the database's
+//   clock, renewed every third of it); a leader acts while its own wall clock says the lease
+//   runs. No fencing: a skewed or paused node breaks it.
+//
+// Each coordinator traces `coordinator_start {lock, variant, retry, query_timeout,
+// heartbeat_timeout}` when it starts and `leader_belief {lock, on}` when it starts and stops
+// believing it leads.
+
+#include <cstdint>
+#include <memory>
+
+#include "sim/process.hpp"
+
+namespace lic::scenarios::leader {
+
+enum class Variant : std::uint8_t { naive, fenced, lease };
+
+struct CoordinatorConfig {
+  Variant variant = Variant::naive;
+  std::int64_t lock_id = 12345;
+  Duration retry = kSecond * 5;
+  Duration query_timeout = kSecond * 10;  ///< the driver's command_timeout
+  Duration heartbeat_timeout = kSecond * 2;  ///< fenced: the lock session's check
+  Duration lease_ttl = kSecond * 15;         ///< lease
+  Duration health = kSecond * 30;
+  Duration reconcile = kSecond * 10;
+  Duration ttl = kSecond * 60;
+  Duration gc = kSecond * 3600;
+  std::int64_t workspaces = 3;  ///< rows each tick writes
+  Duration work = kMillisecond * 200;  ///< each workspace's work before its write
+  Atom db{"Postgres"};
+  Atom leader_name;  ///< registered while leading (none: empty)
+};
+
+bool parse_variant(std::string_view text, Variant& out);
+const char* variant_name(Variant v);
+
+std::unique_ptr<Behaviour> coordinator(const CoordinatorConfig& c);
+
+}  // namespace lic::scenarios::leader

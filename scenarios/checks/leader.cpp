@@ -1,0 +1,174 @@
+// The leader-election checks and metrics (seed 001; docs/leader-election.md): what a file running
+// pg.server and leader.coordinator can ask of a finished run, judged by properties/leader.hpp.
+// Registered like a user's own (Registry::add).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "properties/leader.hpp"
+#include "scenarios/checks/table.hpp"
+
+namespace lic::scenarios {
+
+namespace {
+
+namespace pl = properties;
+
+const std::vector<std::string> kNeeds{"pg.server", "leader.coordinator"};
+
+double seconds(Duration d) { return static_cast<double>(d.ns) / 1e9; }
+
+Verdict leader_safety(const CheckInput& in) {
+  const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
+  if (s.writes == 0) return {false, "no leader write was accepted: nobody led"};
+  return {s.ok(), pl::describe(s)};
+}
+
+CheckJudge single_leader(Args& a) {
+  const Duration max = a.duration("max");
+  return [max](const CheckInput& in) {
+    const pl::Beliefs b = pl::leader_beliefs(*in.events, in.end);
+    if (b.by_node.empty()) return Verdict{false, "no node ever believed it led"};
+    std::string nodes;
+    for (const std::string& n : b.overlap_nodes) nodes += (nodes.empty() ? "" : " and ") + n;
+    const std::string what = b.longest_overlap == Duration::zero()
+                                 ? "no two nodes ever believed they led at once"
+                                 : fmt::format("the longest time two nodes believed they led: {:.3f}s ({}, from t={})",
+                                               seconds(b.longest_overlap), nodes, format_time(b.overlap_at));
+    return Verdict{b.longest_overlap <= max, fmt::format("{} (at most {})", what, format_duration(max))};
+  };
+}
+
+std::string describe(const pl::Failover& f) {
+  return fmt::format("{} lost it at t={} ({}){}", f.from, format_time(f.lost), f.cause,
+                     f.done() ? fmt::format(", {} acted {:.3f}s later", f.to, seconds(f.took())) : ", nobody took over");
+}
+
+CheckJudge failover(Args& a) {
+  const std::optional<Duration> within = a.given("within") ? std::optional<Duration>(a.positive("within")) : std::nullopt;
+  const std::int64_t min = a.integer("min");
+  if (min < 0) a.invalid("min", "must be 0 or more");
+  return [within, min](const CheckInput& in) {
+    const pl::Leadership l = pl::leadership(*in.events, in.end);
+    if (!l.any_write) return Verdict{false, "no leader ever acted"};
+    std::vector<std::string> late;
+    Duration longest{};
+    for (const pl::Failover& f : l.failovers) {
+      const Duration bound = within ? *within : l.bound(f);
+      longest = std::max(longest, f.took());
+      if (f.took() > bound) late.push_back(fmt::format("{}, more than {}", describe(f), format_duration(bound)));
+    }
+    const auto n = static_cast<std::int64_t>(l.failovers.size());
+    const std::string bound = within ? format_duration(*within)
+                                     : fmt::format("keepalive {} + retry {} + 2 x query timeout {} + the time no candidate "
+                                                   "could reach the database",
+                                                   format_duration(l.keepalive), format_duration(l.retry), format_duration(l.query_timeout));
+    std::string d = fmt::format("{} failover{}, the longest {:.3f}s (bound: {})", n, n == 1 ? "" : "s", seconds(longest), bound);
+    if (!late.empty()) d = fmt::format("{} too slow: {}; {}", late.size(), late.front(), d);
+    if (n < min) d = fmt::format("only {} leader losses, fewer than {}; {}", n, min, d);
+    return Verdict{late.empty() && n >= min, d};
+  };
+}
+
+Verdict leader_at_end(const CheckInput& in) {
+  if (!in.quiet_ran) return {false, "the run stopped before the quiet phase ended: not judged"};
+  const pl::Beliefs b = pl::leader_beliefs(*in.events, in.end);
+  if (b.at_end.size() != 1)
+    return {false, fmt::format("{} nodes believe they lead at the end, not one", b.at_end.size())};
+  const std::string& node = b.at_end.front();
+  const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
+  std::int64_t writes = 0;
+  for (const TraceEvent& e : *in.events) {
+    writes += e.time >= in.phases.chaos_end && e.kind == EventKind::system && e.name == pl::leader::kWrite &&
+              e.text(Atom("node")) == node;
+  }
+  const bool unsafe_late = std::any_of(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& w) { return w.at >= in.phases.chaos_end; });
+  if (writes == 0) return {false, node + " believes it leads at the end but made no accepted write in the quiet phase"};
+  if (unsafe_late) return {false, node + " leads at the end, but the quiet phase saw a write from a node that did not lead"};
+  return {true, fmt::format("{} leads at the end: {} accepted writes in the quiet phase, from it alone", node, writes)};
+}
+
+CheckJudge leader_availability(Args& a) {
+  const Ratio min = a.ratio("min");
+  return [min](const CheckInput& in) {
+    const pl::Leadership l = pl::leadership(*in.events, in.end);
+    if (!l.any_write) return Verdict{false, "no leader ever acted"};
+    const pl::Availability m = pl::measure(l.acting, l.first_write, in.end);
+    const bool ok = m.availability * static_cast<double>(min.den) >= static_cast<double>(min.num);
+    return Verdict{ok, fmt::format("some leader acted {:.4f}% of the run from its first write (at least {}); {} losses, MTTR {}",
+                                   m.availability * 100, format_ratio(min), l.failovers.size(), format_duration(m.mttr))};
+  };
+}
+
+std::function<CheckJudge(Args&)> plain(Verdict (*judge)(const CheckInput&)) {
+  return [judge](Args&) -> CheckJudge { return judge; };
+}
+
+/// failover_s and the availability of "some leader acts" against its predictions.
+void measure_leadership(const CheckInput& in, reports::Metrics& out) {
+  if (!pl::has_leader_election(*in.events)) return;
+  const pl::Leadership l = pl::leadership(*in.events, in.end);
+  reports::MetricValue failover_s{{}, true};
+  for (const pl::Failover& f : l.failovers) {
+    if (!f.done()) continue;
+    failover_s.values.push_back(seconds(f.took()));
+    // And by what took the leader away: failover_partition_s, failover_reset_s, ...
+    reports::MetricValue& by = out["failover_" + f.cause + "_s"];
+    by.list = true;
+    by.values.push_back(seconds(f.took()));
+  }
+  out["failover_s"] = failover_s;
+  out["leader_losses"] = reports::MetricValue{{static_cast<double>(l.failovers.size())}, false};
+  reports::MetricValue stall_s{{}, true};
+  for (const pl::Failover& f : l.stalls) stall_s.values.push_back(seconds(f.took()));
+  out["leader_stall_s"] = stall_s;
+  out["leader_overlap_s"] = reports::MetricValue{{seconds(pl::leader_beliefs(*in.events, in.end).longest_overlap)}, false};
+  if (!l.any_write) return;
+  const pl::Availability acting = pl::measure(l.acting, l.first_write, in.end);
+  const pl::Availability reach = pl::measure(l.reachable, l.first_write, in.end);
+  out["leader_availability"] = reports::MetricValue{{acting.availability}, false};
+  if (acting.failures > 0)
+    out["leader_availability_expected"] =
+        reports::MetricValue{{seconds(acting.mtbf) / (seconds(acting.mtbf) + seconds(acting.mttr))}, false};
+  out["leader_availability_reachable"] = reports::MetricValue{{reach.availability}, false};
+}
+
+}  // namespace
+
+std::vector<CheckInfo> leader_checks() {
+  std::vector<CheckInfo> r;
+  r.push_back(CheckInfo{"leader_safety",
+                        "every leader write the database accepted came from the node holding the lock (or an unexpired "
+                        "lease) at that instant, in the database's order; names the two nodes, the overlap and the first "
+                        "offending write",
+                        {}, plain(leader_safety), kNeeds});
+  r.push_back(CheckInfo{"single_leader", "no two nodes believed they led at once for longer than `max` (metric leader_overlap_s)",
+                        {{"max", "duration", "", "the longest acceptable overlap"}}, single_leader, kNeeds});
+  r.push_back(CheckInfo{"failover",
+                        "each loss of the leader (a crash, a cut, a pause, a database restart) was followed by a new "
+                        "leadership's first accepted write within `within`, or by default within keepalive + retry + two "
+                        "query timeouts + the time no candidate could reach the database; at least `min` losses",
+                        {{"within", "duration", "", "at most this long (default: the bound from the settings)", true},
+                         {"min", "int", "0", "at least this many leader losses in the run"}},
+                        failover, kNeeds});
+  r.push_back(CheckInfo{"leader_at_end",
+                        "after the quiet phase exactly one node believes it leads and its writes were accepted in the quiet "
+                        "phase, no one else's",
+                        {}, plain(leader_at_end), kNeeds});
+  r.push_back(CheckInfo{"leader_availability", "some leader acted at least `min` of the run from the first leader write",
+                        {{"min", "ratio", "", "the least acceptable fraction"}}, leader_availability, kNeeds});
+  return r;
+}
+
+std::vector<MetricInfo> leader_metrics() {
+  return {{"failover_s",
+           "leader election: each failover's seconds (loss to the new leadership's first accepted write), and by cause "
+           "(failover_node_down_s, failover_partition_s, failover_pause_s, failover_reset_s, failover_restart_s, ...); with it "
+           "leader_losses (failovers), leader_stall_s (each loss the leader rode out: seconds until it acted again), leader_overlap_s (the longest time two nodes believed they led), leader_availability (some "
+           "leader acted, from the first write), leader_availability_expected (MTBF/(MTBF+MTTR) of the same), "
+           "leader_availability_reachable (some candidate could reach the database: the parallel composition's ideal)",
+           measure_leadership}};
+}
+
+}  // namespace lic::scenarios
