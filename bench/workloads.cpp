@@ -33,27 +33,28 @@ double pingpong(const PingPongConfig& c) {
   if (c.channels) {
     const Chan ab = sim.make_chan(0, Atom("ab"));
     const Chan ba = sim.make_chan(0, Atom("ba"));
-    sim.spawn([&](Context& ctx) {
+    // By value: the processes run in sim.run(), after this block's names are gone.
+    sim.spawn([ab, ba, n](Context& ctx) {
       for (std::uint64_t i = 0; i < n; ++i) {
         ctx.chan_send(ab, i);
         ctx.chan_recv(ba);
       }
     });
-    sim.spawn([&](Context& ctx) {
+    sim.spawn([ab, ba, n](Context& ctx) {
       for (std::uint64_t i = 0; i < n; ++i) {
         ctx.chan_recv(ab);
         ctx.chan_send(ba, i);
       }
     });
   } else {
-    Pid b_pid;
-    const Pid a_pid = sim.spawn([&](Context& ctx) {
+    auto b_pid = std::make_shared<Pid>();  // known once b is spawned, read when a runs
+    const Pid a_pid = sim.spawn([b_pid, n](Context& ctx) {
       for (std::uint64_t i = 0; i < n; ++i) {
-        ctx.send(b_pid, kToken, i);
+        ctx.send(*b_pid, kToken, i);
         ctx.receive();
       }
     });
-    b_pid = sim.spawn([&, a_pid](Context& ctx) {
+    *b_pid = sim.spawn([a_pid, n](Context& ctx) {
       for (std::uint64_t i = 0; i < n; ++i) {
         ctx.receive();
         ctx.send(a_pid, kToken, i);
