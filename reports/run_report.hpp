@@ -50,6 +50,14 @@ struct CheckOutcome {
   std::string detail;
 };
 
+/// A fault of the file: how often it acted and how often it was skipped.
+struct FaultCount {
+  std::string name;
+  std::string kind;
+  std::uint64_t injected = 0;
+  std::uint64_t skipped = 0;
+};
+
 struct RunReport {
   std::string scenario;      ///< its name
   std::string file;          ///< the scenario file as given on the command line
@@ -61,6 +69,7 @@ struct RunReport {
   bool passed = false;
   std::vector<CheckOutcome> checks;
   Metrics metrics;
+  std::vector<FaultCount> faults;  ///< each fault of the file, in file order
   /// The one-line command that runs exactly this again.
   std::string reproduce;
   /// When not empty: the first line of trace.jsonl (a JSON object saying how to run this again,
@@ -82,7 +91,8 @@ struct ReportSelection {
 };
 
 /// The summary object: scenario, seed, virtual_time_ns, events, trace_hash, passed,
-/// checks[{name, passed, detail}], metrics{name: number or [numbers]}, reproduce,
+/// checks[{name, passed, detail}], metrics{name: number or [numbers]},
+/// faults[{name, kind, injected, skipped}], reproduce,
 /// final{supervisors, lifecycles, starts, alive}.
 /// It is what `run --format json` prints and what summary.json holds.
 std::string summary_json(const RunReport& r);

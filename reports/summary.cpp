@@ -121,6 +121,9 @@ std::string summary_json(const RunReport& r) {
   }
   j["checks"] = std::move(checks);
   j["metrics"] = metrics_json(r.metrics);
+  j["faults"] = Json::array();
+  for (const FaultCount& f : r.faults)
+    j["faults"].push_back({{"name", f.name}, {"kind", f.kind}, {"injected", f.injected}, {"skipped", f.skipped}});
   j["reproduce"] = r.reproduce;
   j["final"] = final_json(r);
   // Invalid UTF-8 (a reason's bytes, say) is replaced rather than thrown on.

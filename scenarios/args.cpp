@@ -117,7 +117,7 @@ std::string check_value(const std::string& type, const std::string& text) {
 
 const std::vector<std::string>& arg_types() {
   static const std::vector<std::string> types{"duration", "ratio",        "int",  "bool", "string",
-                                              "reason",   "init results", "path", "list"};
+                                              "reason",   "init results", "path", "supervisor path", "list"};
   return types;
 }
 
@@ -142,6 +142,7 @@ bool Args::flag(std::string_view name) { return scalar<bool>(name, "bool"); }
 Atom Args::atom(std::string_view name) { return scalar<Atom>(name, "string"); }
 std::string Args::text(std::string_view name) { return scalar<std::string>(name, "string"); }
 std::string Args::path(std::string_view name) { return scalar<std::string>(name, "path"); }
+std::string Args::supervisor_path(std::string_view name) { return scalar<std::string>(name, "supervisor path"); }
 Reason Args::reason(std::string_view name) { return scalar<Reason>(name, "reason"); }
 
 Atom Args::optional_atom(std::string_view name) {

@@ -61,6 +61,9 @@ class Args {
   std::string text(std::string_view name);
   /// A tree path (the scenario's validator checks it names something).
   std::string path(std::string_view name);
+  /// A tree path that names a supervisor, a lifecycle supervisor or a lifecycle service, not a
+  /// worker (the validator checks it).
+  std::string supervisor_path(std::string_view name);
   Reason reason(std::string_view name);
   std::vector<InitResult> init_results(std::string_view name);
   /// A "list" argument: its words (one word reads as a list of one).

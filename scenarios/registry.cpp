@@ -48,10 +48,10 @@ Registry Registry::with_builtins() {
   for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours, pg_behaviours, leader_behaviours}) {
     for (BehaviourInfo& b : list()) r.add(std::move(b));
   }
-  for (auto* list : {builtin_checks, leader_checks}) {
+  for (auto* list : {builtin_checks, tree_checks, leader_checks}) {
     for (CheckInfo& c : list()) r.add(std::move(c));
   }
-  for (auto* list : {builtin_metrics, leader_metrics}) {
+  for (auto* list : {builtin_metrics, tree_metrics, leader_metrics}) {
     for (MetricInfo& m : list()) r.add(std::move(m));
   }
   return r;

@@ -14,5 +14,7 @@ inline const Atom kShutdownError{"shutdown_error"};        ///< {id, pid, reason
 inline const Atom kReachedMax{"reached_max_restart_intensity"};  ///< {id}: the supervisor gives up
 inline const Atom kAutoShutdown{"auto_shutdown"};          ///< {id}: a significant child ended it
 inline const Atom kServiceState{"service_state"};          ///< lifecycle: {id, from, to, ...}
+inline const Atom kServiceRetry{"service_retry"};          ///< lifecycle: {id, attempt, delay}: next try after delay
+inline const Atom kServiceGaveUp{"service_gave_up"};       ///< lifecycle: {id, why, attempt}: failed for good
 
 }  // namespace lic::supervision::events

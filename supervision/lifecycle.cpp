@@ -12,8 +12,8 @@ namespace lic::supervision {
 namespace {
 
 
-const Atom kServiceRetry("service_retry");
-const Atom kServiceGaveUp("service_gave_up");
+using events::kServiceGaveUp;
+using events::kServiceRetry;
 const Atom kServiceKill("service_kill");
 const Atom kServiceWaiting("service_waiting");
 const Atom kRetryCancelled("service_retry_cancelled");

@@ -15,6 +15,7 @@
 #include "scenarios/faults/fault.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/runner.hpp"
+#include "scenarios/testing/run_text.hpp"
 #include "scenarios/testing/support.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace_keys.hpp"
@@ -24,7 +25,9 @@ namespace {
 using namespace lic;
 using namespace lic::literals;
 using namespace lic::scenarios;
+using lic::scenarios::testing::check_named;
 using lic::scenarios::testing::field;
+using lic::scenarios::testing::run_text;
 using lic::scenarios::testing::system_events;
 namespace pl = lic::properties;
 namespace ev = lic::properties::leader;
@@ -677,19 +680,6 @@ std::string election(const std::string& variant, const std::string& checks) {
          "      - {id: coordinator, behaviour: leader.coordinator, args: {variant: " + variant + ", leader_name: leader}}\n";
   }
   return s + "faults:\n  - {name: cut, at: 1m, partition: [node_of(leader)], to: [db], duration: 3m}\nchecks:\n" + checks;
-}
-
-RunResult run_text(const std::string& text) {
-  const ParseResult p = parse_scenario(text, "t.yaml");
-  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic("t.yaml", d));
-  REQUIRE(p.ok());
-  return run(p.scenario);
-}
-
-const CheckResult& check_named(const RunResult& r, const std::string& name) {
-  const auto it = std::find_if(r.checks.begin(), r.checks.end(), [&](const CheckResult& c) { return c.name == name; });
-  REQUIRE(it != r.checks.end());
-  return *it;
 }
 
 const std::string kChecks =

@@ -143,8 +143,8 @@ std::vector<CheckInfo> leader_checks() {
                         "lease) at that instant, in the database's order; names the two nodes, the overlap and the first "
                         "offending write",
                         {}, plain(leader_safety), kNeeds});
-  r.push_back(CheckInfo{"single_leader", "no two nodes believed they led at once for longer than `max` (metric leader_overlap_s)",
-                        {{"max", "duration", "", "the longest acceptable overlap"}}, single_leader, kNeeds});
+  r.push_back(CheckInfo{"single_leader", "no two nodes believed they led at once for longer than `max`, by default not at all (metric leader_overlap_s)",
+                        {{"max", "duration", "0s", "the longest acceptable overlap (default: none at all)"}}, single_leader, kNeeds});
   r.push_back(CheckInfo{"failover",
                         "each loss of the leader (a crash, a cut, a pause, a database restart) was followed by a new "
                         "leadership's first accepted write within `within`, or by default within keepalive + retry + two "

@@ -95,6 +95,7 @@ CheckJudge availability(Args& a) {
 CheckJudge alive(Args& a) {
   const std::string of = a.path("of");
   return [of](const CheckInput& in) {
+    if (properties::names_service(*in.events, of)) return service_alive(in, of);
     const bool up = std::binary_search(in.alive.begin(), in.alive.end(), of);
     return Verdict{up, up ? "running at the end" : "no process at " + of + " at the end"};
   };

@@ -82,6 +82,13 @@ std::vector<CheckInfo> leader_checks();
 /// failover_s and the leader-availability figures.
 std::vector<MetricInfo> leader_metrics();
 
+/// The trees' own: clean_shutdown, never_gives_up, intensity_headroom (checks/tree_checks.cpp).
+std::vector<CheckInfo> tree_checks();
+/// intensity_peak(PATH) per supervisor and attempts_peak(PATH) per lifecycle service.
+std::vector<MetricInfo> tree_metrics();
+/// `alive` for a lifecycle service: Running at the end; otherwise what it is waiting for.
+Verdict service_alive(const CheckInput& in, const std::string& path);
+
 /// drain_s and killed (a task stopped with SIGTERM), mailbox_drops (bounded mailboxes).
 std::vector<MetricInfo> builtin_metrics();
 

@@ -253,11 +253,13 @@ void Injector::record(std::size_t i, std::vector<TraceField> extra) {
                                  {kTarget, Atom(to_string(faults_[i].target))}};
   for (TraceField& x : extra) fields.push_back(std::move(x));
   ++injected_;
+  ++states_[i].injected;
   sim_.emit(kFaultInjected, std::move(fields));
 }
 
 void Injector::skip(std::size_t i, const std::string& why) {
   ++skipped_;
+  ++states_[i].skipped;
   sim_.emit(kFaultSkipped, {{kFault, Atom(states_[i].name)},
                             {kKind, Atom(to_string(faults_[i].kind))},
                             {kTarget, Atom(to_string(faults_[i].target))},
@@ -463,6 +465,30 @@ void Injector::end_window(std::size_t i) {
   s.blocked.clear();
 }
 
+std::vector<Injector::Tally> Injector::tallies() const {
+  std::vector<Tally> out;
+  for (std::size_t i = 0; i < states_.size(); ++i)
+    out.push_back({states_[i].name, std::string(to_string(faults_[i].kind)), states_[i].injected, states_[i].skipped});
+  return out;
+}
+
+Pid Injector::came_up(const TraceEvent& e, const std::string& path) const {
+  // An OTP child is up once its supervisor reports it started (its init done).
+  if (e.kind == EventKind::system && e.name == kChildStarted) {
+    const Pid* p = e.field<Pid>(kPid);
+    const auto info = p != nullptr ? sim_.info(*p) : std::nullopt;
+    return info && info->label.name.text() == path ? *p : Pid{};
+  }
+  // A lifecycle service once its supervisor says it runs.
+  if (e.kind == EventKind::system && e.name == supervision::events::kServiceState && e.text(keys::kTo) == "running" &&
+      std::string(e.label.name.text()) + "/" + e.text(keys::kId) == path) {
+    return supervision::find_by_path(sim_, path);
+  }
+  // A root (no supervisor reports it) when it is spawned again: its node came back.
+  if (e.kind == EventKind::spawn && e.label.name.text() == path && path.find('/', 1) == std::string::npos) return e.pid;
+  return Pid{};
+}
+
 void Injector::on_event(const TraceEvent& e) {
   if (!started_ || stopped_) return;
   for (std::size_t i = 0; i < faults_.size(); ++i) {
@@ -472,13 +498,9 @@ void Injector::on_event(const TraceEvent& e) {
     if (process_target(f)) {
       if (e.kind == EventKind::exit && s.armed_up && e.pid == s.target) {
         disarm(i);
-      } else if (f.target.by == Target::By::path && e.kind == EventKind::system &&
-                 e.name == kChildStarted) {
-        const Pid* p = e.field<Pid>(kPid);
-        if (p == nullptr) continue;
-        const auto info = sim_.info(*p);
-        if (info && info->label.name.text() == f.target.text) {
-          s.target = *p;
+      } else if (f.target.by == Target::By::path) {
+        if (const Pid p = came_up(e, f.target.text)) {
+          s.target = p;
           arm(i);
         }
       } else if (f.target.by == Target::By::name && e.kind == EventKind::register_name &&

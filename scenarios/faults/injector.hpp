@@ -35,6 +35,14 @@ class Injector final : public TraceSink {
   void stop();
 
   std::size_t injected() const { return injected_; }
+  /// Per fault, in file order: its name, how often it acted and how often it was skipped.
+  struct Tally {
+    std::string name;
+    std::string kind;
+    std::size_t injected = 0;
+    std::size_t skipped = 0;
+  };
+  std::vector<Tally> tallies() const;
   std::size_t skipped() const { return skipped_; }
   const std::vector<Fault>& faults() const { return faults_; }
 
@@ -50,6 +58,7 @@ class Injector final : public TraceSink {
     std::vector<std::uint64_t> effects;  // link effects of an open window
     std::vector<std::pair<Atom, Atom>> blocked;  // paths a partition with a duration blocked
     Pid degraded;                // a degrade window open on this process
+    std::size_t injected = 0, skipped = 0;
   };
 
   void arm(std::size_t i);
@@ -73,6 +82,9 @@ class Injector final : public TraceSink {
   Atom node(Atom written, std::string& why) const;
   /// Whether a node target is up (a node_of target always counts as up: it moves).
   bool target_up(const Fault& f) const;
+  /// The process at `path` when `e` says it came up (an OTP child started, a lifecycle service
+  /// running, a root spawned again); none otherwise.
+  Pid came_up(const TraceEvent& e, const std::string& path) const;
   void end_window(std::size_t i);
   /// sim.schedule for the injector's own follow-ups (window ends, node restarts), remembered
   /// so that stop() and the destructor cancel them.

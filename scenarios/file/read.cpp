@@ -311,13 +311,23 @@ void read_flags(Reader& rd, const YAML::Node& n, supervision::SupFlags& f) {
 }
 
 /// One argument's value: a scalar, or a list of scalars.
+/// A scalar, or an exit reason written as a map ({error: x}, as a fault's `reason` takes it),
+/// read as its text ({error,x}).
+bool read_arg_scalar(Reader& rd, const std::string& what, const YAML::Node& value, std::string& out) {
+  if (!value.IsMap()) return rd.scalar(value, what, out);
+  Reason r;
+  if (!rd.reason(value, what, r)) return false;
+  out = to_string(r);
+  return true;
+}
+
 bool read_arg_value(Reader& rd, const std::string& what, const YAML::Node& value, ArgValue& v) {
   v.mark = mark_of(value);
-  if (!value.IsSequence()) return rd.scalar(value, what, v.scalar);
+  if (!value.IsSequence()) return read_arg_scalar(rd, what, value, v.scalar);
   v.is_list = true;
   for (const YAML::Node& x : value) {
     std::string w;
-    if (rd.scalar(x, "an item of " + what, w)) v.list.push_back(w);
+    if (read_arg_scalar(rd, "an item of " + what, x, w)) v.list.push_back(w);
   }
   return true;
 }

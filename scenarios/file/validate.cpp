@@ -84,12 +84,14 @@ class Validator {
     }
   }
 
-  /// Arguments of type `path` must name something in the tree.
+  /// Arguments of type `path` must name something in the tree; of type `supervisor path`, a
+  /// supervisor, a lifecycle supervisor or a service.
   void path_args(const std::vector<ArgInfo>& schema, const std::vector<std::pair<std::string, ArgValue>>& given) {
     for (const ArgInfo& a : schema) {
-      if (a.type != "path") continue;
+      if (a.type != "path" && a.type != "supervisor path") continue;
       for (const auto& [k, v] : given) {
-        if (k == a.name && !v.is_list && !v.scalar.empty()) path(v.scalar, v.mark, false);
+        if (k == a.name && !v.is_list && !v.scalar.empty())
+          path(v.scalar, v.mark, a.type == "supervisor path", "a supervisor or a lifecycle service");
       }
     }
   }
@@ -156,10 +158,10 @@ class Validator {
   }
 
   /// `p` must name something in a tree: a declared child, a service, or a dynamic child.
-  const PathInfo* path(const std::string& p, Mark m, bool want_supervisor) {
+  const PathInfo* path(const std::string& p, Mark m, bool want_supervisor, const char* wanted = "a supervisor") {
     if (const auto it = paths_.find(p); it != paths_.end()) {
       if (want_supervisor && it->second.node->kind == TreeNode::Kind::worker) {
-        error(m, "'" + p + "' is a worker, not a supervisor");
+        error(m, "'" + p + "' is a worker, not " + wanted);
         return nullptr;
       }
       return &it->second;

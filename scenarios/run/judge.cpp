@@ -6,7 +6,7 @@ std::string check_title(const CheckDecl& c, const Registry& r) {
   if (const CheckInfo* info = r.check(c.name)) {
     for (const ArgInfo& a : info->args) {
       const ArgValue* v = c.arg(a.name);
-      if (a.type == "path" && v != nullptr && !v->is_list) return c.name + "(" + v->scalar + ")";
+      if ((a.type == "path" || a.type == "supervisor path") && v != nullptr && !v->is_list) return c.name + "(" + v->scalar + ")";
     }
   }
   return c.name;

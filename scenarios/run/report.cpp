@@ -117,6 +117,7 @@ reports::RunReport make_report(const Scenario& s, const RunResult& r, const std:
   rep.passed = r.passed;
   for (const CheckResult& c : r.checks) rep.checks.push_back({c.name, c.passed, c.detail});
   rep.metrics = r.metrics;
+  for (const faults::Injector::Tally& f : r.faults) rep.faults.push_back({f.name, f.kind, f.injected, f.skipped});
   rep.reproduce = reproduce;
   rep.trees = tree_shapes(s);
   rep.trace = &r.sim->trace().events();

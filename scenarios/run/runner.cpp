@@ -96,6 +96,7 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     out.end = sim.now();
     out.faults_injected = injector.injected();
     out.faults_skipped = injector.skipped();
+    out.faults = injector.tallies();
     for (TraceSink* sink : opts.sinks) sim.trace().remove_sink(sink);
     out.final_state = final_state(sim);
     const CheckInput in = check_input(s, out, d);

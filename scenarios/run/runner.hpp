@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenarios/checks/table.hpp"
+#include "scenarios/faults/injector.hpp"
 #include "scenarios/faults/phases.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/scenario.hpp"
@@ -52,6 +53,7 @@ struct RunResult {
   faults::PhaseOutcome phases{};
   std::size_t faults_injected = 0;
   std::size_t faults_skipped = 0;
+  std::vector<faults::Injector::Tally> faults;  ///< per fault of the file, in file order
   std::vector<CheckResult> checks;
   reports::Metrics metrics;      ///< what the registry's metrics measured
   FinalState final_state;

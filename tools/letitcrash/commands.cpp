@@ -27,6 +27,14 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
   fmt::print("  ran {} of virtual time: {} events, trace_hash {}, {} faults injected ({} skipped)\n", format_time(r.end),
              r.events, scenarios::hash_hex(r.trace_hash), r.faults_injected, r.faults_skipped);
   print_checks(r, reproduce);
+  std::vector<std::string> idle;
+  for (const faults::Injector::Tally& f : r.faults)
+    if (f.injected == 0) idle.push_back(f.skipped == 0 ? f.name : fmt::format("{} (skipped {}x)", f.name, f.skipped));
+  if (!idle.empty()) {
+    std::string line;
+    for (const std::string& n : idle) line += (line.empty() ? "" : ", ") + n;
+    fmt::print("  faults that never acted: {}\n", line);
+  }
   if (!r.metrics.empty()) {
     std::string line;
     for (const auto& [name, v] : r.metrics) {
@@ -48,11 +56,13 @@ class TextSink final : public TraceSink {
 };
 
 void print_args(const std::vector<scenarios::ArgInfo>& args) {
+  std::size_t w = 18;
+  for (const scenarios::ArgInfo& a : args) w = std::max(w, a.name.size());
   for (const scenarios::ArgInfo& a : args) {
     const std::string when = a.required() ? std::string(" (required)")
                              : a.optional ? std::string(" (optional)")
                                           : " (default " + a.fallback + ")";
-    fmt::print("      {:<18} {:<13} {}{}\n", a.name, a.type, a.help, when);
+    fmt::print("      {:<{}} {:<13} {}{}\n", a.name, w, a.type, a.help, when);
   }
 }
 
@@ -64,9 +74,13 @@ void print_catalogue(const scenarios::Registry& registry) {
   }
   fmt::print("checks:\n");
   for (const scenarios::CheckInfo& c : registry.checks()) {
-    fmt::print("  {:<22} {}\n", c.name, c.help);
+    std::string needs;
+    for (const std::string& b : c.needs) needs += (needs.empty() ? "" : ", ") + b;
+    fmt::print("  {:<22} {}{}\n", c.name, c.help, needs.empty() ? "" : " (needs " + needs + " in the file)");
     print_args(c.args);
   }
+  fmt::print("metrics (every run reports those that apply):\n");
+  for (const scenarios::MetricInfo& m : registry.metrics()) fmt::print("  {:<22} {}\n", m.name, m.help);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "scenarios/run/report.hpp"
 #include "scenarios/file/validate.hpp"
@@ -36,16 +38,36 @@ struct Tally {
   std::uint64_t mismatches = 0;
   std::map<std::uint64_t, scenarios::SeedResult> listed;  ///< the kListed smallest failing seeds
   scenarios::MetricSummary metrics;
+  /// The seeds whose supervisors came closest to their restart intensity: {peak, seed, metric},
+  /// highest first (ties: the smaller seed), at most kPeaks.
+  std::vector<std::tuple<double, std::uint64_t, std::string>> peaks;
 
   void add(const scenarios::SeedResult& r) {
     ++seeds;
     metrics.add(r.metrics);
+    note_peak(r);
     if (r.passed) ++passed;
     else ++failed;
     if (r.determinism == "mismatch") ++mismatches;
     if (r.passed) return;
     listed.emplace(r.seed, r);
     if (listed.size() > kListed) listed.erase(std::prev(listed.end()));
+  }
+
+ private:
+  static constexpr std::size_t kPeaks = 5;
+  void note_peak(const scenarios::SeedResult& r) {
+    std::optional<std::tuple<double, std::uint64_t, std::string>> best;
+    for (const auto& [name, v] : r.metrics) {
+      if (name.rfind("intensity_peak(", 0) != 0 || v.values.empty()) continue;
+      if (!best || v.values.front() > std::get<0>(*best)) best = std::tuple{v.values.front(), r.seed, name};
+    }
+    if (!best || std::get<0>(*best) <= 0) return;
+    peaks.push_back(*best);
+    std::sort(peaks.begin(), peaks.end(), [](const auto& a, const auto& b) {
+      return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b) : std::get<1>(a) < std::get<1>(b);
+    });
+    if (peaks.size() > kPeaks) peaks.pop_back();
   }
 };
 
@@ -115,6 +137,11 @@ void print_summary(const Tally& t, const SummaryContext& c) {
                c.jobs == 1 ? "" : "s", rate);
   }
   print_metrics(t.metrics, c.metrics);
+  if (!t.peaks.empty()) {
+    fmt::print("  closest to giving up (the seeds to look at):");
+    for (const auto& [peak, seed, name] : t.peaks) fmt::print(" seed {} {:.0f}% ({});", seed, peak * 100, name.substr(15, name.size() - 16));
+    fmt::print("\n");
+  }
   if (t.failed == 0) return;
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");

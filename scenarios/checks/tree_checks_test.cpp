@@ -1,0 +1,165 @@
+// The checks that catch the mistakes users make (issue 20): bounds on lost lines, shutdowns cut
+// short, services and supervisors that gave up, faults by path that reach lifecycle services,
+// near-misses of the restart intensity, and one spelling of an exit reason everywhere. Each check
+// with a run that passes and a run that fails.
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "scenarios/testing/run_text.hpp"
+
+using namespace lic;
+using namespace lic::scenarios;
+using lic::scenarios::testing::check_named;
+using lic::scenarios::testing::run_text;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(std::string(LIC_SOURCE_DIR) + "/" + path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A one_for_all group whose `slow` worker (trapping exits) takes 3 s to stop; `boom` crashes
+/// 1 s after each start, so the group restarts and asks `slow` to stop, with `timeout`.
+std::string group_restart(const std::string& timeout) {
+  return "scenario: t\nduration: 10s\ntree:\n  root: {strategy: one_for_one, intensity: 5, period: 5s}\n  children:\n"
+         "    - id: group\n      supervisor: {strategy: one_for_all, intensity: 5, period: 5s}\n      children:\n"
+         "        - {id: slow, behaviour: trap_exit, args: {shutdown_delay: 3s}, shutdown: " + timeout + "}\n"
+         "        - {id: boom, behaviour: crash_after, args: {after: 1s, reason: {error: boom}}, restart: transient}\n"
+         "checks:\n  - clean_shutdown\n  - {clean_shutdown: {of: /root/group/boom}}\n";
+}
+
+/// A lifecycle service whose start fails `fails` times before it succeeds, 3 attempts at most.
+std::string service(const std::string& init, const std::string& duration = "30s") {
+  return "scenario: t\nduration: " + duration + "\ntree:\n  id: root\n  lifecycle:\n    services:\n      - name: db\n        behaviour: idle\n"
+         "        args: {init: " + init + "}\n        auto_start: true\n"
+         "        restart: {initial_delay: 2s, max_delay: 8s, factor: 2, jitter: 0%, max_attempts: 3}\n"
+         "checks:\n  - {alive: /root/db}\n  - {never_gives_up: /root/db}\n";
+}
+
+}  // namespace
+
+TEST_CASE("clean_shutdown: a worker whose stop outlasts its shutdown timeout is killed and named - with a longer timeout it passes", "[checks][clean_shutdown]") {
+  const RunResult cut = run_text(group_restart("1s"));
+  const CheckResult& c = check_named(cut, "clean_shutdown");
+  CHECK_FALSE(c.passed);
+  CHECK(c.detail.find("/root/group/slow was killed at t=2s by /root/group") != std::string::npos);
+  CHECK(c.detail.find("its shutdown timeout of 1s ran out after 1s stopping") != std::string::npos);
+  CHECK(check_named(cut, "clean_shutdown(/root/group/boom)").passed);  // out of that scope
+  const RunResult fine = run_text(group_restart("5s"));
+  CHECK(check_named(fine, "clean_shutdown").passed);
+}
+
+TEST_CASE("never_gives_up and alive on a lifecycle service: gave up for good, waiting in backoff, running", "[checks][lifecycle]") {
+  SECTION("every start fails: it gives up after 3 attempts") {
+    const RunResult r = run_text(service("error"));
+    const CheckResult& g = check_named(r, "never_gives_up(/root/db)");
+    CHECK_FALSE(g.passed);
+    CHECK(g.detail.find("gave up for good at t=") != std::string::npos);
+    CHECK(g.detail.find("max_attempts") != std::string::npos);
+    CHECK(check_named(r, "alive(/root/db)").detail.find("failed for good") != std::string::npos);
+    REQUIRE(r.metrics.contains("attempts_peak(/root/db)"));
+    // The fourth failed attempt is one more than max_attempts allows: above 1, it gave up.
+    CHECK(r.metrics.at("attempts_peak(/root/db)").values.front() == Approx(4.0 / 3.0));
+  }
+  SECTION("the run ends in a backoff: alive fails, saying when the next attempt is") {
+    const RunResult r = run_text(service("error", "3s"));
+    const CheckResult& a = check_named(r, "alive(/root/db)");
+    CHECK_FALSE(a.passed);
+    CHECK(a.detail.find("waiting in backoff, next attempt at t=") != std::string::npos);
+    CHECK(check_named(r, "never_gives_up(/root/db)").passed);
+  }
+  SECTION("two failures, then it runs") {
+    const RunResult r = run_text(service("[error, error, ok]"));
+    CHECK(check_named(r, "alive(/root/db)").passed);
+    CHECK(check_named(r, "never_gives_up(/root/db)").passed);
+    CHECK(r.metrics.at("attempts_peak(/root/db)").values.front() == Approx(2.0 / 3.0));
+  }
+}
+
+TEST_CASE("never_gives_up on a supervisor fails at the instant it reached its restart intensity", "[checks][lifecycle]") {
+  const std::string base =
+      "scenario: t\nduration: 10s\ntree:\n  root: {strategy: one_for_one, intensity: 2, period: 5s}\n  children:\n"
+      "    - {id: w, behaviour: crash_after, args: {after: ";
+  const RunResult gives_up = run_text(base + "500ms}}\nchecks:\n  - {never_gives_up: /root}\n");
+  const CheckResult& c = check_named(gives_up, "never_gives_up(/root)");
+  CHECK_FALSE(c.passed);
+  CHECK(c.detail.find("/root reached its restart intensity at t=1.5s") != std::string::npos);
+  const RunResult holds = run_text(base + "4s}}\nchecks:\n  - {never_gives_up: /root}\n");
+  CHECK(check_named(holds, "never_gives_up(/root)").passed);
+}
+
+TEST_CASE("faults: a stochastic crash aimed at a lifecycle service by path fires - each fault's injections are counted", "[checks][faults][lifecycle]") {
+  const RunResult r = run_text(
+      "scenario: t\nduration: 60s\ntree:\n  id: root\n  lifecycle:\n    services:\n      - {name: db, behaviour: idle, auto_start: true}\n"
+      "faults:\n  - {name: db_crash, crash: /root/db, mtbf: 5s}\n  - {name: never, crash: nobody, at: 10s}\n");
+  REQUIRE(r.faults.size() == 2);
+  CHECK(r.faults[0].name == "db_crash");
+  CHECK(r.faults[0].injected >= 3);
+  CHECK(r.faults[1].injected == 0);
+  CHECK(r.faults[1].skipped == 1);
+  // Each crash was followed by a restart of the service.
+  std::size_t running = 0;
+  for (const TraceEvent& e : r.sim->trace().events())
+    running += e.kind == EventKind::system && e.name == Atom("service_state") && e.text(Atom("to")) == "running";
+  CHECK(running == r.faults[0].injected + 1);
+}
+
+TEST_CASE("intensity_peak and intensity_headroom: near-misses show on more seeds than escalations", "[checks][intensity]") {
+  const std::string text = read_file("scenarios/studies/flapping_dependency.yaml");
+  int escalated = 0, close = 0, peaks = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const RunResult r = run_text(text, seed);
+    peaks += r.metrics.contains("intensity_peak(/root)");
+    escalated += !check_named(r, "no_escalation").passed;
+    close += !check_named(r, "intensity_headroom(/root)").passed;
+    if (!check_named(r, "no_escalation").passed) CHECK(r.metrics.at("intensity_peak(/root)").values.front() > 1.0);
+  }
+  CHECK(peaks == 40);
+  CHECK(close > escalated);
+  CHECK(close > 0);
+}
+
+TEST_CASE("conservation with max_lost 0 fails on the mini pipeline, naming the lines the validator's crashes lost", "[checks][conservation]") {
+  std::string text = read_file("scenarios/catalog/mini_pipeline.yaml");
+  const auto at = text.find("  - conservation\n");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 17, "  - {conservation: {max_lost: 0}}\n");
+  const RunResult r = run_text(text);
+  const CheckResult& c = check_named(r, "conservation");
+  CHECK_FALSE(c.passed);
+  CHECK(c.detail.find("lost beyond the bound (at most 0)") != std::string::npos);
+  CHECK(c.detail.find("crashed") != std::string::npos);
+}
+
+TEST_CASE("an exit reason reads the same in a behaviour's arguments as in a fault: {error: x}", "[checks][reason]") {
+  const RunResult r = run_text(
+      "scenario: t\nduration: 3s\ntree:\n  root: {strategy: one_for_one, intensity: 5, period: 5s}\n  children:\n"
+      "    - {id: a, behaviour: crash_after, args: {after: 1s, reason: {error: disk_full}}}\n");
+  bool seen = false;
+  for (const TraceEvent& e : r.sim->trace().events()) seen = seen || (e.kind == EventKind::exit && to_string(e.reason) == "{error,disk_full}");
+  CHECK(seen);
+}
+
+TEST_CASE("bad input to the new checks is reported at its place", "[checks][validate]") {
+  const ParseResult p = parse_scenario(
+      "scenario: t\nduration: 3s\ntree:\n  root: {strategy: one_for_one}\n  children:\n    - {id: w, behaviour: idle}\n"
+      "checks:\n  - {conservation: {max_lost: -1}}\n  - {never_gives_up: /root/w}\n  - {intensity_headroom: {of: /root, max: 120%}}\n"
+      "  - {intensity_headroom: {of: /root, max: 0%}}\n",
+      "t.yaml");
+  std::vector<std::string> lines;
+  for (const Diagnostic& d : p.errors) lines.push_back(format_diagnostic("t.yaml", d));
+  for (const std::string& l : lines) UNSCOPED_INFO(l);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "t.yaml:8:31: argument 'max_lost' of check 'conservation': must be 0 or more");
+  CHECK(lines[1] == "t.yaml:9:22: '/root/w' is a worker, not a supervisor or a lifecycle service");
+  CHECK(lines[2].find("t.yaml:10:") == 0);
+  CHECK(lines[2].find("ratio '120%' is more than 100%") != std::string::npos);
+  CHECK(lines[3].find("t.yaml:11:") == 0);
+  CHECK(lines[3].find("must be more than 0% and at most 100%") != std::string::npos);
+}
