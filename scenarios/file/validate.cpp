@@ -229,11 +229,24 @@ class Validator {
       case faults::Target::By::node:
         fault_node(f.target.text, m);
         break;
+      case faults::Target::By::name:
+        slashed_name(f.target.text, m);
+        break;
       default:
         break;
     }
     for (Atom a : f.side_a) fault_node(std::string(a.text()), m);
     for (Atom b : f.side_b) fault_node(std::string(b.text()), m);
+  }
+
+  /// A registered name with a '/' in it is a path without its leading '/': nothing registers such
+  /// a name, so the fault would never be armed.
+  void slashed_name(const std::string& name, Mark m) {
+    if (name.find('/') == std::string::npos) return;
+    const std::string as_path = "/" + name;
+    const std::string hint = paths_.count(as_path) != 0 ? " (did you mean '" + as_path + "'?)" : std::string();
+    error(m, "'" + name + "' is not a path (a path starts with '/') and no process registers a name with '/' in it: "
+             "this fault would never act" + hint);
   }
 
   /// A fault's node: a declared one, or node_of(NAME), wherever NAME runs when it fires.
