@@ -41,6 +41,17 @@ std::vector<std::string> names_of(const std::vector<Info>& all) {
   return names;
 }
 
+/// A behaviour's buggify point: a word, and not a name another behaviour gives another meaning.
+void check_point(const std::string& owner, const BuggifyPoint& p, const std::vector<BehaviourInfo>& others) {
+  if (p.name.empty() || p.name.find_first_of(" \t\n") != std::string::npos)
+    throw std::invalid_argument("behaviour '" + owner + "': buggify point '" + p.name + "' must be a word without spaces");
+  for (const BehaviourInfo& o : others)
+    for (const BuggifyPoint& q : o.buggify)
+      if (q.name == p.name && q.help != p.help)
+        throw std::invalid_argument("buggify point '" + p.name + "' of behaviour '" + owner + "' is already behaviour '" + o.name +
+                                    "''s with another meaning (\"" + q.help + "\")");
+}
+
 }  // namespace
 
 Registry Registry::with_builtins() {
@@ -66,6 +77,7 @@ void Registry::add(BehaviourInfo b) {
   check_schema("behaviour", b.name, b.args);
   if (!b.build) throw std::invalid_argument("behaviour '" + b.name + "' has no build function");
   if (behaviour(b.name) != nullptr) throw std::invalid_argument("behaviour '" + b.name + "' is already registered");
+  for (const BuggifyPoint& p : b.buggify) check_point(b.name, p, behaviours_);
   const auto at = std::lower_bound(behaviours_.begin(), behaviours_.end(), b.name,
                                    [](const BehaviourInfo& x, const std::string& n) { return x.name < n; });
   behaviours_.insert(at, std::move(b));
@@ -85,6 +97,24 @@ void Registry::add(MetricInfo m) {
   for (const MetricInfo& x : metrics_)
     if (x.name == m.name) throw std::invalid_argument("metric '" + m.name + "' is already registered");
   metrics_.push_back(std::move(m));
+}
+
+std::vector<BuggifyPoint> Registry::buggify_points() const {
+  std::vector<std::string> all;
+  for (const BehaviourInfo& b : behaviours_) all.push_back(b.name);
+  return buggify_points(all);
+}
+
+std::vector<BuggifyPoint> Registry::buggify_points(const std::vector<std::string>& names) const {
+  std::vector<BuggifyPoint> out;
+  for (const std::string& n : names) {
+    const BehaviourInfo* b = behaviour(n);
+    if (b == nullptr) continue;
+    for (const BuggifyPoint& p : b->buggify)
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const BuggifyPoint& a, const BuggifyPoint& b) { return a.name < b.name; });
+  return out;
 }
 
 const BehaviourInfo* Registry::behaviour(std::string_view name) const {

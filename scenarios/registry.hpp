@@ -40,6 +40,11 @@ class Registry {
   /// Every metric, in the order they were added.
   const std::vector<MetricInfo>& metrics() const { return metrics_; }
   const BehaviourInfo* behaviour(std::string_view name) const;
+  /// Every behaviour's buggify points, each once, sorted by name. Two behaviours may share a
+  /// point; Registry::add refuses one name with two meanings (two helps).
+  std::vector<BuggifyPoint> buggify_points() const;
+  /// The points of the behaviours `s` runs, sorted by name.
+  std::vector<BuggifyPoint> buggify_points(const std::vector<std::string>& behaviours) const;
   const CheckInfo* check(std::string_view name) const;
 
   /// Checks `ref` (a known name; known arguments, each a valid value of its type) and returns

@@ -55,7 +55,8 @@ bool Scenario::operator==(const Scenario& o) const {
          tie_break == o.tie_break && duration == o.duration && nodes == o.nodes &&
          default_link == o.default_link && links == o.links && trees == o.trees &&
          script == o.script && faults == o.faults && quiet == o.quiet &&
-         expect_escalation == o.expect_escalation && expect_fail == o.expect_fail && checks == o.checks && reports == o.reports;
+         expect_escalation == o.expect_escalation && expect_fail == o.expect_fail && checks == o.checks && reports == o.reports &&
+         buggify == o.buggify;
 }
 
 std::string Scenario::default_node() const { return nodes.empty() ? "node0" : nodes.front().name; }

@@ -183,6 +183,10 @@ struct Scenario {
   Mark expect_mark{};
   std::vector<CheckDecl> checks{};
   ReportSet reports{};
+  /// The buggify points turned on in every run of the file (`buggify: [s3.slow_reply]`, as a
+  /// shrunk swarm case pins them; sim/buggify.hpp). A swarm run picks its own.
+  std::vector<std::string> buggify{};
+  Mark buggify_mark{};
   /// The file it was read from ("" when built in code); not part of its value.
   std::string file{};
 

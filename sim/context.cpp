@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "sim/kernel.hpp"
+#include "sim/trace_keys.hpp"
 
 namespace lic {
 
@@ -28,6 +29,12 @@ Time Context::node_time() const { return now() + kernel(*sim_).nodes[self_->node
 
 bool Context::node_up(Atom node) const { return sim_->node_up(node); }
 Disk& Context::disk() const { return sim_->disk(node()); }
+
+bool Context::buggify(std::string_view name, std::optional<Ratio> fire) {
+  if (!sim_->buggify().ask(sim_->rng(), name, fire)) return false;
+  emit(fault_events::kBuggify, {{keys::kPoint, std::string(name)}});
+  return true;
+}
 const Label& Context::label() const { return self_->label; }
 
 Rng& Context::rng() {

@@ -159,6 +159,9 @@ class Context {
   bool node_up(Atom node) const;
   /// This process's node's disk: files that outlive the process and the node's crashes.
   Disk& disk() const;
+  /// A buggify point (sim/buggify.hpp): true when the run turned `name` on, the chaos phase
+  /// runs, and the point's stream fires this time; traced as a `buggify` event {point} when true.
+  bool buggify(std::string_view name, std::optional<Ratio> fire = std::nullopt);
   const Label& label() const;
   Simulation& simulation() const { return *sim_; }
   /// This process's own random stream (derived from the root seed and its pid).
@@ -245,5 +248,12 @@ class Context {
   Simulation* sim_;
   Process* self_;
 };
+
+/// A buggify point in a system's code: `if (lic::buggify(ctx, "s3.slow_reply")) delay *= 10;`
+/// (Context::buggify, sim/buggify.hpp).
+/// `fire`: this call's chance when the point is on (default 25 %), for points asked very often.
+inline bool buggify(Context& ctx, std::string_view name, std::optional<Ratio> fire = std::nullopt) {
+  return ctx.buggify(name, fire);
+}
 
 }  // namespace lic

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/buggify.hpp"
 #include "sim/disk.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fiber.hpp"
@@ -122,6 +123,9 @@ class Simulation {
   /// The node's disk: what survives its processes and its crashes (sim/disk.hpp). Open a file
   /// and keep what open() returns, not the Disk reference (a node added later may move it).
   Disk& disk(Atom node);
+  /// The run's buggify points (sim/buggify.hpp): which are on, and how often each was asked.
+  Buggify& buggify() { return buggify_; }
+  const Buggify& buggify() const { return buggify_; }
   /// The node runs nothing for `d` (a GC pause): its processes do not run, their timers and
   /// timeouts fire late, and messages to them wait at the node. Pauses extend, never shorten.
   void pause_node(Atom node, Duration d);
@@ -180,6 +184,7 @@ class Simulation {
   std::uint64_t events_ = 0;
   std::size_t live_processes_ = 0;
   FiberSystem fibers_;
+  Buggify buggify_;
   std::unique_ptr<Impl> impl_;
 };
 

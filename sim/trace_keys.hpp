@@ -32,6 +32,7 @@ inline const Atom kNode{"node"};          ///< a node
 inline const Atom kPeer{"peer"};          ///< a peer's registered name
 inline const Atom kTag{"tag"};            ///< a message's tag
 inline const Atom kReceived{"received"};  ///< a count of messages received
+inline const Atom kPoint{"point"};        ///< a buggify point's name
 
 }  // namespace lic::keys
 
@@ -40,5 +41,6 @@ namespace lic::fault_events {
 inline const Atom kFaultInjected{"fault_injected"};  ///< {fault, kind, target, ...}: a fault acted
 inline const Atom kFaultSkipped{"fault_skipped"};    ///< {fault, kind, target, why}: its target was not there
 inline const Atom kQuietPhase{"quiet_phase"};        ///< {injected, skipped}: the faults stop
+inline const Atom kBuggify{"buggify"};               ///< {point}: a buggify point fired (sim/buggify.hpp)
 
 }  // namespace lic::fault_events

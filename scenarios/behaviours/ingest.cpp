@@ -111,7 +111,9 @@ class Collector {
         const std::int64_t id = cs[1].received.value.get<Event>()->id;
         open_.push_back(id);
         ctx_.emit(ev::kCollected, {{ev::kId, id}, {ev::kBatch, batches_ + 1}});
-        if (static_cast<std::int64_t>(open_.size()) < s_.c.batch_size) continue;
+        // Buggify: a batch flushed short of its size (a size limit hit early, a flush on a signal).
+        if (static_cast<std::int64_t>(open_.size()) < s_.c.batch_size && !lic::buggify(ctx_, "ingest.short_batch", Ratio::percent(1)))
+          continue;
       }
       if (!flush()) return ctx_.chan_close(s_.collect_done);
     }
@@ -314,7 +316,7 @@ class S3 final : public Behaviour {
     // Requests run in parallel, each in a process of its own: S3 is not one queue.
     // The request's latency, then the transfer of its bytes.
     Duration d = c_.latency_min + ctx.rng().exponential(c_.latency - c_.latency_min);
-    if (slow_) d = Duration{d.ns * c_.spike};
+    if (slow_ || lic::buggify(ctx, "ingest.s3_slow_reply", Ratio::percent(5))) d = Duration{d.ns * c_.spike};
     if (const auto* b = m.payload.get<Batch>(); b != nullptr && c_.mb_per_s > 0)
       d = d + Duration{b->bytes * (kSecond.ns / (1024 * 1024)) / c_.mb_per_s};
     const bool fail = errors_ || ctx.rng().chance(c_.errors);
@@ -462,7 +464,8 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        {"gzip_per_mb", "duration", "40ms", "writing a batch to the DLQ takes this long per MB"},
        {"s3", "string", "S3", "S3's registered name"},
        {"disk", "string", "DLQDisk", "the DLQ disk's registered name"}},
-      build_server});
+      build_server,
+      {{"ingest.short_batch", "CollectLoop flushes a batch before it is full (1 % of events while on)"}}});
   r.push_back(BehaviourInfo{
       "ingest.s3", "an object store: each put takes latency_min plus an exponential (mean `latency`) and fails with "
                    "probability `errors`; degrade modes slow (x spike) and errors (every put fails)",
@@ -472,7 +475,8 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        {"errors", "ratio", "0", "the chance that a put fails"},
        {"spike", "int", "20", "degrade slow multiplies the latency by this"},
        {"mb_per_s", "int", "100", "the upload's speed: a put takes its bytes / this longer (0: no transfer time)"}},
-      build_s3});
+      build_s3,
+      {{"ingest.s3_slow_reply", "a put takes `spike` times its latency, as degrade slow does, for one put (5 % of puts while on)"}}});
   r.push_back(BehaviourInfo{"ingest.disk", "the DLQ's disk: batches as gzip files up to its capacity; degrade mode full",
                             {{"name", "string", "DLQDisk", "the name it registers"},
                              {"capacity_mb", "int", "1024", "its size in MB (0: full from the start)"}},

@@ -63,6 +63,8 @@ void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Durati
     if (!conn) conn = pg::Conn::connect(ctx, st->c.db, st->c.query_timeout);
     for (std::int64_t w = 0; conn && w < st->c.workspaces && st->is_leader; ++w) {
       ctx.sleep(st->c.work);  // observe_and_update: the workspace's runtime is asked first
+      // A workspace whose runtime answers slowly: the write lands a query timeout later.
+      if (lic::buggify(ctx, "leader.slow_work")) ctx.sleep(st->c.query_timeout);
       const pg::Result r = conn->query(ctx, write_query(*st, table, name), st->c.query_timeout);
       if (r.status == pg::Result::Status::no_connection || r.status == pg::Result::Status::error) {
         conn.reset();  // ConnectionDoesNotExistError: the pool drops it
@@ -78,6 +80,8 @@ void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Durati
 void renewer(Context& ctx, std::shared_ptr<State> st) {
   while (st->is_leader) {
     ctx.sleep(st->c.lease_ttl / 3);
+    // A renewal that comes late (a GC pause, a busy event loop): two thirds of the ttl late.
+    if (lic::buggify(ctx, "leader.late_renewal")) ctx.sleep(st->c.lease_ttl * 2 / 3);
     if (!st->is_leader || !st->lock_conn) return;
     pg::Query q;
     q.op = pg::Query::Op::lease;
@@ -280,7 +284,9 @@ std::vector<BehaviourInfo> leader_behaviours() {
        {"work", "duration", "200ms", "each workspace's work before its write (observe_and_update asks its runtime)"},
        {"db", "string", "Postgres", "the database's registered name"},
        {"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"}},
-      build_coordinator}};
+      build_coordinator,
+      {{"leader.late_renewal", "lease: a renewal comes two thirds of the ttl late (a pause, a busy loop)"},
+       {"leader.slow_work", "a leader loop's workspace answers a query timeout late, so its write lands late"}}}};
 }
 
 }  // namespace lic::scenarios

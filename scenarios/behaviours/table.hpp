@@ -20,6 +20,14 @@ namespace lic::scenarios {
 /// start_child ("" otherwise).
 using BehaviourFactory = std::function<std::unique_ptr<Behaviour>(const std::string& start_arg)>;
 
+/// A buggify point a behaviour's code asks (lic::buggify(ctx, name), sim/buggify.hpp): listed by
+/// `validate --list`, picked by swarm runs, counted by `sweep --coverage`.
+struct BuggifyPoint {
+  std::string name;  ///< by convention the behaviour's prefix and a word: "ingest.s3_slow"
+  std::string help;  ///< what misbehaves when it fires
+  bool operator==(const BuggifyPoint&) const = default;
+};
+
 /// A behaviour a file can name.
 struct BehaviourInfo {
   std::string name;  ///< as a file writes it; a system's behaviours share a prefix ("pipeline.")
@@ -28,6 +36,8 @@ struct BehaviourInfo {
   /// Reads the arguments (every mistake goes to Args) and returns the factory. Called when a
   /// file is validated (the factory is dropped) and again when it runs.
   std::function<BehaviourFactory(Args&)> build;
+  /// The buggify points its code asks.
+  std::vector<BuggifyPoint> buggify{};
 };
 
 /// The stock workers: idle, trap_exit, stall, crash_after, flaky, echo, ticker.

@@ -60,6 +60,15 @@ std::string to_string(const Target& t);
 /// NAME, or nothing for a plain node name.
 std::optional<std::string> node_of_name(std::string_view node);
 
+/// A knob written as a range, `mtbf: 5s..2m` or `ratio: 0%..20%` (docs/swarm.md): a swarm run
+/// draws it per seed, any other run takes its low end (which the knob's own field holds).
+struct KnobRange {
+  std::string key;  ///< at, mtbf, every, duration, delay, ratio, grace or restart_after
+  std::string lo;   ///< the low end, as written
+  std::string hi;   ///< the high end, as written
+  bool operator==(const KnobRange&) const = default;
+};
+
 struct Fault {
   Kind kind = Kind::crash;
   Target target{};
@@ -86,6 +95,13 @@ struct Fault {
   std::string mode{};          ///< degrade: what degrades (the target's own word: errors, full, ...)
   std::optional<Duration> skew{};          ///< clock: the wall clock's offset from now on (signed)
   std::optional<std::int64_t> drift_ppm{};  ///< clock: the drift from now on, parts per million (signed)
+  std::vector<KnobRange> ranges{};  ///< knobs written as ranges (their fields hold the low ends)
+  /// The range written for `key`, or null.
+  const KnobRange* range(std::string_view key) const {
+    for (const KnobRange& r : ranges)
+      if (r.key == key) return &r;
+    return nullptr;
+  }
   bool operator==(const Fault&) const = default;
 };
 

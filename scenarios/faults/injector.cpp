@@ -136,6 +136,7 @@ void Injector::start() {
 void Injector::stop() {
   if (stopped_) return;
   stopped_ = true;
+  sim_.buggify().end_chaos();  // buggify points are chaos too: false from the quiet phase on
   for (std::size_t i = 0; i < states_.size(); ++i) {
     disarm(i);
     end_window(i);

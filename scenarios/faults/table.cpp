@@ -84,4 +84,29 @@ bool takes(Kind k, Option o) {
   return std::find(t.begin(), t.end(), o) != t.end();
 }
 
+bool rangeable(std::string_view key) {
+  static constexpr std::array<std::string_view, 8> kKeys{"at", "mtbf", "every", "duration", "delay", "ratio", "grace", "restart_after"};
+  return std::find(kKeys.begin(), kKeys.end(), key) != kKeys.end();
+}
+
+void set_knob(Fault& f, std::string_view key, Duration d) {
+  if (key == "at") f.at = Time{} + d;
+  else if (key == "mtbf") f.mtbf = d;
+  else if (key == "every") f.every = d;
+  else if (key == "duration") f.duration = d;
+  else if (key == "delay") f.delay = d;
+  else if (key == "grace") f.grace = d;
+  else if (key == "restart_after") f.restart_after = d;
+}
+
+void set_knob(Fault& f, Ratio r) { f.ratio = r; }
+
+bool split_range(std::string_view text, std::string& lo, std::string& hi) {
+  const auto dots = text.find("..");
+  if (dots == std::string_view::npos) return false;
+  lo = std::string(text.substr(0, dots));
+  hi = std::string(text.substr(dots + 2));
+  return true;
+}
+
 }  // namespace lic::faults

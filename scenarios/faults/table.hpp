@@ -42,4 +42,14 @@ std::string_view to_string(Option o);
 bool parse_option(std::string_view text, Option& out);
 bool takes(Kind k, Option o);
 
+/// The knobs a file may write as a range `lo..hi` (a swarm run draws them): at, mtbf, every,
+/// duration, delay, grace, restart_after (durations) and ratio.
+bool rangeable(std::string_view key);
+/// Sets a duration knob (`at` and the other rangeable durations) of `f`.
+void set_knob(Fault& f, std::string_view key, Duration d);
+/// Sets the ratio.
+void set_knob(Fault& f, Ratio r);
+/// A range's text, `5s..2m`, split at its `..`: false when `text` is not one.
+bool split_range(std::string_view text, std::string& lo, std::string& hi);
+
 }  // namespace lic::faults

@@ -625,6 +625,68 @@ bool read_timing(Reader& rd, const Entry& e, faults::Fault& f) {
   return true;
 }
 
+std::string trimmed(const std::string& t) {
+  const auto a = t.find_first_not_of(' ');
+  const auto b = t.find_last_not_of(' ');
+  return a == std::string::npos ? std::string() : t.substr(a, b - a + 1);
+}
+
+/// A ratio range's ends, read and ordered: false (reported) when they are not.
+bool read_ratio_range(Reader& rd, const Entry& e, const std::string& lo, const std::string& hi, faults::Fault& f) {
+  Ratio a;
+  Ratio b;
+  std::string why;
+  if (!parse_ratio(lo, a, why) || !parse_ratio(hi, b, why)) {
+    rd.error(e.value, "bad range for ratio: " + why);
+    return false;
+  }
+  if (!fraction_at_most(a.num, a.den, b)) {
+    rd.error(e.value, "the range's low end " + lo + " is above its high end " + hi);
+    return false;
+  }
+  faults::set_knob(f, a);
+  return true;
+}
+
+/// A duration range's ends, read and ordered: false (reported) when they are not.
+bool read_duration_range(Reader& rd, const Entry& e, const std::string& lo, const std::string& hi, faults::Fault& f) {
+  const DurationParse a = parse_duration(lo);
+  const DurationParse b = parse_duration(hi);
+  if (!a.ok || !b.ok) {
+    rd.error(e.value, "bad range for " + e.key + ": " + (a.ok ? b.error : a.error));
+    return false;
+  }
+  if (a.value > b.value) {
+    rd.error(e.value, "the range's low end " + lo + " is above its high end " + hi);
+    return false;
+  }
+  if ((e.key == "mtbf" || e.key == "every" || e.key == "grace") && a.value <= Duration::zero()) {
+    rd.error(e.value, e.key + " must be more than 0: its range's low end is " + lo);
+    return false;
+  }
+  faults::set_knob(f, e.key, a.value);
+  return true;
+}
+
+/// A knob written as a range `lo..hi` (docs/swarm.md): its field takes the low end, and a swarm
+/// run draws it. False when the value is not a range (it is read as usual); true when it was
+/// one, read or reported.
+bool read_range(Reader& rd, const Entry& e, faults::Fault& f) {
+  std::string lo;
+  std::string hi;
+  if (e.key == "name" || !e.value.IsScalar() || !faults::split_range(e.value.Scalar(), lo, hi)) return false;
+  if (!faults::rangeable(e.key)) {
+    rd.error(e.value, "`" + e.key + "` takes no range (ranges are for at, mtbf, every, duration, delay, grace, restart_after and ratio)");
+    return true;
+  }
+  lo = trimmed(lo);
+  hi = trimmed(hi);
+  const bool ok = e.key == "ratio" ? read_ratio_range(rd, e, lo, hi, f) : read_duration_range(rd, e, lo, hi, f);
+  if (ok) f.ranges.push_back({e.key, lo, hi});
+  else if (e.key != "ratio") faults::set_knob(f, e.key, kSecond);  // it was given: no "needs `mtbf`" on top (the file is refused)
+  return true;
+}
+
 /// The kind's own key and what it is aimed at: `crash: /root/db`, `partition: [a, b]`.
 void read_aim(Reader& rd, const Entry& e, const faults::KindInfo& k, faults::Fault& f) {
   f.kind = k.kind;
@@ -694,6 +756,7 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
   const auto keys = rd.entries(n, "a fault", fault_keys());
   for (const Entry& e : keys) {
     if (e.key == "name") rd.scalar(e.value, "name", f.name);
+    else if ((e.key == "at" || e.key == "every" || e.key == "until" || e.key == "mtbf") && read_range(rd, e, f)) continue;
     else if (read_timing(rd, e, f)) continue;
     else if (const faults::KindInfo* k = faults::find_kind(e.key)) {
       if (kind != nullptr) rd.error(e.key_node, "a fault is one kind: '" + e.key + "' after '" + std::string(kind->name) + "'");
@@ -713,7 +776,7 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
       continue;
     }
     given.push_back(o);
-    read_option(rd, *e, o, f);
+    if (!read_range(rd, *e, f)) read_option(rd, *e, o, f);
   }
   if (f.at && f.mtbf) rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both");
   if (!f.at && !f.mtbf) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");
@@ -889,13 +952,17 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
     for_items(rd, e.value, "checks", [&](const YAML::Node& x) { s.checks.push_back(read_check(rd, x, registry)); });
   } else if (e.key == "reports") read_reports(rd, e.value, s.reports);
   else if (e.key == "expect") read_expect(rd, e.value, s);
+  else if (e.key == "buggify") {
+    s.buggify_mark = mark_of(e.value);
+    rd.words(e.value, "buggify (the points to turn on)", s.buggify);
+  }
 }
 
 void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registry& registry) {
   Seen seen;
   for (const Entry& e : rd.entries(doc, "the scenario",
                                    {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
-                                    "network", "tree", "trees", "script", "faults", "checks", "reports", "expect"}))
+                                    "network", "tree", "trees", "script", "faults", "checks", "reports", "expect", "buggify"}))
     read_section(rd, e, s, seen, registry);
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");

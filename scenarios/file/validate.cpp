@@ -47,6 +47,7 @@ class Validator {
     }
     for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
     for (const CheckDecl& c : s_.checks) check(c);
+    buggify();
     for (const std::string& name : s_.expect_fail) {
       const bool named = std::any_of(s_.checks.begin(), s_.checks.end(), [&](const CheckDecl& c) { return c.name == name; });
       if (!named) error(s_.expect_mark, "expect: fail names '" + name + "', which is not one of the file's checks");
@@ -70,6 +71,18 @@ class Validator {
     used_.insert(b.name);
     registry_.make_behaviour(b, errors_);
     if (const BehaviourInfo* info = registry_.behaviour(b.name)) path_args(info->args, b.args);
+  }
+
+  /// `buggify:` names points of the behaviours the file runs.
+  void buggify() {
+    const std::vector<BuggifyPoint> points = registry_.buggify_points({used_.begin(), used_.end()});
+    for (const std::string& b : s_.buggify) {
+      if (std::any_of(points.begin(), points.end(), [&](const BuggifyPoint& p) { return p.name == b; })) continue;
+      std::string names;
+      for (const BuggifyPoint& p : points) names += (names.empty() ? "" : ", ") + p.name;
+      error(s_.buggify_mark, "unknown buggify point '" + b + "' (" +
+                                 (names.empty() ? std::string("the file's behaviours have none") : "the file's behaviours have: " + names) + ")");
+    }
   }
 
   void check(const CheckDecl& c) {

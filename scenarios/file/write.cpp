@@ -139,35 +139,46 @@ void write_sides(YAML::Emitter& y, const std::vector<Atom>& side) {
   y << YAML::EndSeq;
 }
 
-void write_fault(YAML::Emitter& y, const faults::Fault& f) {
+/// A knob's value, or its range `lo..hi` when the file gave one.
+std::string knob(const faults::Fault& f, std::string_view key, std::string value) {
+  const faults::KnobRange* r = f.range(key);
+  return r == nullptr ? value : r->lo + ".." + r->hi;
+}
+
+void write_options(YAML::Emitter& y, const faults::Fault& f, const faults::KindInfo& k) {
   using faults::Option;
-  const faults::KindInfo& k = faults::info(f.kind);
-  y << YAML::Flow << YAML::BeginMap;
-  if (!f.name.empty()) y << YAML::Key << "name" << YAML::Value << f.name;
-  if (f.at) y << YAML::Key << "at" << YAML::Value << format_at(*f.at);
-  if (f.every) y << YAML::Key << "every" << YAML::Value << format_duration(*f.every);
-  if (f.until) y << YAML::Key << "until" << YAML::Value << format_at(*f.until);
-  if (f.mtbf) y << YAML::Key << "mtbf" << YAML::Value << format_duration(*f.mtbf);
-  y << YAML::Key << std::string(k.name) << YAML::Value;
-  if (k.aim == faults::Aim::process || k.aim == faults::Aim::node) y << f.target.text;
-  else if (k.aim == faults::Aim::sides) write_sides(y, f.side_a);
-  else y << "all";
-  // Each option it takes, where it differs from what the reader starts from.
+  // Each option it takes, where it differs from what the reader starts from (or is a range).
   const faults::Fault d;
   auto key = [&](Option o) -> YAML::Emitter& { return y << YAML::Key << std::string(faults::to_string(o)) << YAML::Value; };
+  auto ranged = [&](Option o) { return f.range(faults::to_string(o)) != nullptr; };
   for (Option o : k.takes) {
     if (o == Option::reason && f.reason != d.reason) key(o) << to_string(f.reason);
     if (o == Option::to && !f.side_b.empty()) write_sides(key(o), f.side_b);
     if (o == Option::one_way && f.one_way) key(o) << "true";
-    if (o == Option::duration && f.duration != Duration::zero()) key(o) << format_duration(f.duration);
-    if (o == Option::delay && f.delay != Duration::zero()) key(o) << format_duration(f.delay);
-    if (o == Option::ratio && f.ratio != Ratio::never()) key(o) << format_ratio(f.ratio);
-    if (o == Option::restart_after && f.restart_after) key(o) << format_duration(*f.restart_after);
-    if (o == Option::grace) key(o) << format_duration(f.grace);
+    if (o == Option::duration && (f.duration != Duration::zero() || ranged(o))) key(o) << knob(f, "duration", format_duration(f.duration));
+    if (o == Option::delay && (f.delay != Duration::zero() || ranged(o))) key(o) << knob(f, "delay", format_duration(f.delay));
+    if (o == Option::ratio && (f.ratio != Ratio::never() || ranged(o))) key(o) << knob(f, "ratio", format_ratio(f.ratio));
+    if (o == Option::restart_after && f.restart_after) key(o) << knob(f, "restart_after", format_duration(*f.restart_after));
+    if (o == Option::grace) key(o) << knob(f, "grace", format_duration(f.grace));
     if (o == Option::mode) key(o) << f.mode;
     if (o == Option::skew && f.skew) key(o) << signed_text(*f.skew);
     if (o == Option::drift && f.drift_ppm) key(o) << std::to_string(*f.drift_ppm) + "ppm";
   }
+}
+
+void write_fault(YAML::Emitter& y, const faults::Fault& f) {
+  const faults::KindInfo& k = faults::info(f.kind);
+  y << YAML::Flow << YAML::BeginMap;
+  if (!f.name.empty()) y << YAML::Key << "name" << YAML::Value << f.name;
+  if (f.at) y << YAML::Key << "at" << YAML::Value << knob(f, "at", format_at(*f.at));
+  if (f.every) y << YAML::Key << "every" << YAML::Value << knob(f, "every", format_duration(*f.every));
+  if (f.until) y << YAML::Key << "until" << YAML::Value << format_at(*f.until);
+  if (f.mtbf) y << YAML::Key << "mtbf" << YAML::Value << knob(f, "mtbf", format_duration(*f.mtbf));
+  y << YAML::Key << std::string(k.name) << YAML::Value;
+  if (k.aim == faults::Aim::process || k.aim == faults::Aim::node) y << f.target.text;
+  else if (k.aim == faults::Aim::sides) write_sides(y, f.side_a);
+  else y << "all";
+  write_options(y, f, k);
   y << YAML::EndMap;
 }
 
@@ -292,6 +303,11 @@ std::string to_yaml(const Scenario& s) {
   if (!s.faults.empty()) {
     y << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
     for (const faults::Fault& f : s.faults) write_fault(y, f);
+    y << YAML::EndSeq;
+  }
+  if (!s.buggify.empty()) {
+    y << YAML::Key << "buggify" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& b : s.buggify) y << b;
     y << YAML::EndSeq;
   }
   if (!s.expect_fail.empty()) {

@@ -84,6 +84,14 @@ std::string reproduce_command(const std::string& program, const std::string& fil
   return cmd;
 }
 
+std::string swarm_reproduce_command(const std::string& program, const std::string& file, std::uint64_t seed,
+                                    const std::optional<TieBreak>& tie, const std::optional<Time>& until) {
+  std::string cmd = fmt::format("{} run {} --seed {} --swarm", shell_word(program), shell_word(file), seed);
+  if (tie) cmd += fmt::format(" --tie-break {}", to_string(*tie));
+  if (until) cmd += " --until " + format_duration(*until - Time{});
+  return cmd;
+}
+
 std::string trace_header(const Scenario& s, std::uint64_t seed, TieBreak tie, const std::optional<Time>& until,
                          const std::string& file) {
   nlohmann::ordered_json j;

@@ -26,6 +26,10 @@ std::string shell_word(const std::string& w);
 /// (the CLI passes the name it was invoked by).
 std::string reproduce_command(const std::string& program, const std::string& file, std::uint64_t seed, TieBreak tie,
                               const std::optional<Time>& until);
+/// The same for a swarm run: `program run FILE --seed N --swarm` (the seed picks the rest; a
+/// tie-break given on the command line is passed on).
+std::string swarm_reproduce_command(const std::string& program, const std::string& file, std::uint64_t seed,
+                                    const std::optional<TieBreak>& tie, const std::optional<Time>& until);
 
 /// The first line of trace.jsonl: what `replay` needs to run the same again (the scenario
 /// itself as YAML, the seed, the tie-break and the stop time).

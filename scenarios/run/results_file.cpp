@@ -38,6 +38,7 @@ Json header_json(const SweepHeader& h) {
   j["until_ns"] = h.until_ns ? Json(*h.until_ns) : Json(nullptr);
   j["check_determinism"] = h.check_determinism;
   j["scenario_hash"] = h.scenario_hash;
+  j["swarm"] = h.swarm;
   return j;
 }
 
@@ -56,7 +57,67 @@ std::optional<SweepHeader> read_header(const Json& j) {
   h.check_determinism = j["check_determinism"].get<bool>();
   h.scenario_hash = j["scenario_hash"].get<std::string>();
   if (j.contains("until_ns") && j["until_ns"].is_number_integer()) h.until_ns = j["until_ns"].get<std::int64_t>();
+  h.swarm = j.contains("swarm") && j["swarm"].is_boolean() && j["swarm"].get<bool>();  // absent: written before swarm mode
   return h;
+}
+
+Json swarm_json(const SwarmChoice& c) {
+  Json knobs = Json::object();
+  for (const auto& [k, v] : c.knobs) knobs[k] = v;
+  return {{"on", c.on}, {"off", c.off}, {"knobs", knobs}, {"tie_break", std::string(to_string(c.tie_break))}, {"buggify", c.buggify}};
+}
+
+bool strings(const Json& j, std::vector<std::string>& out) {
+  if (!j.is_array()) return false;
+  for (const Json& x : j) {
+    if (!x.is_string()) return false;
+    out.push_back(x.get<std::string>());
+  }
+  return true;
+}
+
+std::optional<SwarmChoice> read_swarm(const Json& j) {
+  SwarmChoice c;
+  if (!j.is_object() || !strings(j.value("on", Json()), c.on) || !strings(j.value("off", Json()), c.off) ||
+      !strings(j.value("buggify", Json()), c.buggify) || !j.contains("knobs") || !j["knobs"].is_object() ||
+      !parse_tie_break(j.value("tie_break", ""), c.tie_break))
+    return std::nullopt;
+  for (const auto& [k, v] : j["knobs"].items()) {
+    if (!v.is_string()) return std::nullopt;
+    c.knobs.emplace_back(k, v.get<std::string>());
+  }
+  return c;
+}
+
+bool read_faults_used(const Json& j, std::vector<FaultUse>& out) {
+  if (!j.is_array()) return false;
+  for (const Json& f : j) {
+    if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("on") || !f["on"].is_boolean() ||
+        !f.contains("injected") || !f["injected"].is_number_unsigned() || !f.contains("skipped") || !f["skipped"].is_number_unsigned())
+      return false;
+    out.push_back({f["name"].get<std::string>(), f["on"].get<bool>(), f["injected"].get<std::uint64_t>(), f["skipped"].get<std::uint64_t>()});
+  }
+  return true;
+}
+
+bool read_points(const Json& j, std::map<std::string, PointUse>& out) {
+  if (!j.is_object()) return false;
+  for (const auto& [name, p] : j.items()) {
+    if (!p.is_object() || !p.contains("asked") || !p["asked"].is_number_unsigned() || !p.contains("fired") || !p["fired"].is_number_unsigned())
+      return false;
+    out[name] = PointUse{p["asked"].get<std::uint64_t>(), p["fired"].get<std::uint64_t>()};
+  }
+  return true;
+}
+
+/// What the run exercised (its swarm choice and coverage): each optional, as lines written
+/// before they existed have none of them.
+bool read_exercised(const Json& j, SeedResult& r) {
+  if (j.contains("swarm") && !j["swarm"].is_null() && !(r.swarm = read_swarm(j["swarm"]))) return false;
+  if (j.contains("faults") && !read_faults_used(j["faults"], r.faults)) return false;
+  if (j.contains("buggify") && !read_points(j["buggify"], r.buggify)) return false;
+  if (j.contains("reached") && !strings(j["reached"], r.reached)) return false;
+  return !j.contains("judged") || strings(j["judged"], r.judged);
 }
 
 std::optional<SeedResult> read_result(const Json& j) {
@@ -79,6 +140,7 @@ std::optional<SeedResult> read_result(const Json& j) {
   }
   if (j["determinism"].is_string()) r.determinism = j["determinism"].get<std::string>();
   if (j.contains("metrics") && !reports::read_metrics(j["metrics"], r.metrics)) return std::nullopt;
+  if (!read_exercised(j, r)) return std::nullopt;
   return r;
 }
 
@@ -89,7 +151,7 @@ std::string errno_text(const std::string& what, const std::string& path) {
 }  // namespace
 
 SweepHeader make_sweep_header(const Scenario& s, const std::string& file, const SeedRange& seeds, const Shard& shard,
-                              TieBreak tie, const std::optional<Time>& until, bool check_determinism) {
+                              TieBreak tie, const std::optional<Time>& until, bool check_determinism, bool swarm) {
   SweepHeader h;
   h.version = std::string(version());
   h.scenario = s.name;
@@ -99,6 +161,7 @@ SweepHeader make_sweep_header(const Scenario& s, const std::string& file, const 
   h.tie_break = std::string(to_string(tie));
   if (until) h.until_ns = until->ns;
   h.check_determinism = check_determinism;
+  h.swarm = swarm;
   h.scenario_hash = hash_hex(stable_hash(to_yaml(s)));
   return h;
 }
@@ -117,6 +180,7 @@ std::string header_difference(const SweepHeader& a, const std::string& a_name, c
   if (compare_shard && a.shard != b.shard) return differ("shard", a.shard, b.shard);
   if (a.tie_break != b.tie_break) return differ("tie-break", a.tie_break, b.tie_break);
   if (a.until_ns != b.until_ns) return differ("--until", until(a), until(b));
+  if (a.swarm != b.swarm) return differ("--swarm", a.swarm ? "on" : "off", b.swarm ? "on" : "off");
   if (a.check_determinism != b.check_determinism)
     return differ("--check-determinism", a.check_determinism ? "on" : "off", b.check_determinism ? "on" : "off");
   return {};
@@ -134,6 +198,17 @@ std::string result_line(const SeedResult& r) {
   j["failed"] = r.failed;
   j["determinism"] = r.determinism ? Json(*r.determinism) : Json(nullptr);
   if (!r.metrics.empty()) j["metrics"] = reports::metrics_json(r.metrics);
+  if (r.swarm) j["swarm"] = swarm_json(*r.swarm);
+  if (!r.faults.empty()) {
+    j["faults"] = Json::array();
+    for (const FaultUse& f : r.faults) j["faults"].push_back({{"name", f.name}, {"on", f.on}, {"injected", f.injected}, {"skipped", f.skipped}});
+  }
+  if (!r.buggify.empty()) {
+    j["buggify"] = Json::object();
+    for (const auto& [name, p] : r.buggify) j["buggify"][name] = {{"asked", p.asked}, {"fired", p.fired}};
+  }
+  j["reached"] = r.reached;
+  j["judged"] = r.judged;
   return dump_line(j);
 }
 
@@ -296,7 +371,7 @@ std::string summary_path(const std::string& results) {
 }
 
 std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
-                          std::uint64_t failed, const MetricSummary& metrics) {
+                          std::uint64_t failed, const MetricSummary& metrics, const std::string& coverage) {
   Json j;
   j["kind"] = "letitcrash_sweep_summary";
   j["sweep"] = header_json(h);
@@ -312,6 +387,7 @@ std::string write_summary(const std::string& path, const SweepHeader& h, std::ui
                {"p90", q(0.9)},  {"p99", q(0.99)},            {"max", d.values.empty() ? Json() : Json(d.max())}};
   }
   j["metrics"] = std::move(m);
+  if (!coverage.empty()) j["coverage"] = Json::parse(coverage);
   return reports::write_file_atomically(path, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 

@@ -4,7 +4,9 @@
 //   {"kind":"letitcrash_sweep","version":..,"scenario":..,"file":..,"seeds":"A..B","shard":"K/N",
 //    "tie_break":"fifo","until_ns":null,"check_determinism":false,"scenario_hash":"16hex"}
 //   {"seed":N,"passed":true,"trace_hash":"16hex","events":N,"virtual_time_ns":N,"failed":[..],
-//    "determinism":"ok"|"mismatch"|null}
+//    "determinism":"ok"|"mismatch"|null, "metrics":{..}, "swarm":{on,off,knobs,tie_break,buggify},
+//    "faults":[{name,on,injected,skipped}], "buggify":{point:{asked,fired}}, "reached":[..], "judged":[..]}
+//   (swarm only in a `--swarm` sweep, whose header says "swarm":true)
 // Seed lines come in the order the seeds finished, each appended and flushed as it does, so a
 // killed sweep loses no finished seed and resumes from the file. Merging shards writes the
 // lines sorted by seed under the header of an unsharded sweep ("shard":"1/1"): a merged file is
@@ -35,11 +37,13 @@ struct SweepHeader {
   std::optional<std::int64_t> until_ns;
   bool check_determinism = false;
   std::string scenario_hash;  ///< stable_hash of the scenario written back as YAML
+  bool swarm = false;         ///< each seed ran its own configuration (`--swarm`)
 };
 
 /// The header of a sweep of `s` (read from `file`).
 SweepHeader make_sweep_header(const Scenario& s, const std::string& file, const SeedRange& seeds, const Shard& shard,
-                              TieBreak tie, const std::optional<Time>& until, bool check_determinism);
+                              TieBreak tie, const std::optional<Time>& until, bool check_determinism,
+                              bool swarm = false);
 
 /// The first way two sweeps differ ("seeds 1..100 in a, 1..200 in b"); empty when they are the
 /// same sweep. The shard is compared only for resuming: merging joins different shards.
@@ -133,9 +137,10 @@ std::string write_merged(const Merged& m, const std::string& path);
 /// The summary written next to a results file: results.jsonl -> results.summary.json.
 std::string summary_path(const std::string& results);
 /// Writes it atomically: the sweep, its tally, and for every metric its runs, values, p50, p90,
-/// p99 and max. Returns an error, empty on success.
+/// p99 and max, and `coverage` (a JSON object, run/coverage.hpp) when given. Returns an error,
+/// empty on success.
 std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
-                          std::uint64_t failed, const MetricSummary& metrics);
+                          std::uint64_t failed, const MetricSummary& metrics, const std::string& coverage = {});
 
 /// The seeds of `r` that `present` lacks, as closed ranges.
 std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present);

@@ -47,6 +47,7 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
     if (n.drift_ppm != 0) sim->set_clock(Atom(n.name), n.clock_skew, n.drift_ppm);
     else sim->set_clock_skew(Atom(n.name), n.clock_skew);
   }
+  sim->buggify().enable({s.buggify.begin(), s.buggify.end()});
   sim->set_default_link(s.default_link);
   for (const LinkDecl& l : s.links) sim->set_link(Atom(l.from), Atom(l.to), l.params);
   return sim;
@@ -97,6 +98,7 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     out.faults_injected = injector.injected();
     out.faults_skipped = injector.skipped();
     out.faults = injector.tallies();
+    for (const auto& [name, count] : sim.buggify().counts()) out.buggify.emplace(name, count);
     for (TraceSink* sink : opts.sinks) sim.trace().remove_sink(sink);
     out.final_state = final_state(sim);
     const CheckInput in = check_input(s, out, d);

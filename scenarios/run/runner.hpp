@@ -54,6 +54,8 @@ struct RunResult {
   std::size_t faults_injected = 0;
   std::size_t faults_skipped = 0;
   std::vector<faults::Injector::Tally> faults;  ///< per fault of the file, in file order
+  /// Each buggify point the run asked, with how often it was asked and fired (sim/buggify.hpp).
+  std::map<std::string, Buggify::Count> buggify;
   std::vector<CheckResult> checks;
   reports::Metrics metrics;      ///< what the registry's metrics measured
   FinalState final_state;

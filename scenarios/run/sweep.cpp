@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+
+#include "scenarios/run/coverage.hpp"
 
 namespace lic::scenarios {
 
@@ -24,7 +28,7 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-SeedResult summarise(const RunResult& r) {
+SeedResult summarise(const Scenario& written, const RunResult& r, const std::optional<SwarmChoice>& choice) {
   SeedResult s;
   s.seed = r.seed;
   s.passed = r.passed;
@@ -34,6 +38,8 @@ SeedResult summarise(const RunResult& r) {
   s.metrics = r.metrics;
   for (const CheckResult& c : r.checks)
     if (!c.passed) s.failed.push_back(c.name);
+  s.swarm = choice;
+  record_coverage(written, r, s);
   return s;
 }
 
@@ -102,9 +108,13 @@ SeedResult run_seed(const Scenario& s, std::uint64_t seed, const SweepOptions& o
   ro.until = o.until;
   ro.registry = o.registry;
   try {
+    std::optional<Swarmed> sw;
+    if (o.swarm) sw = swarm(s, seed, o.registry != nullptr ? *o.registry : Registry::builtin());
+    const Scenario& as_run = sw ? sw->scenario : s;
+    const std::optional<SwarmChoice> choice = sw ? std::optional(sw->choice) : std::nullopt;
     // The trace is kept (the checks read it) and freed with the RunResult before a second run.
-    SeedResult first = summarise(run(s, ro));
-    if (o.check_determinism) compare(first, summarise(run(s, ro)));
+    SeedResult first = summarise(s, run(as_run, ro), choice);
+    if (o.check_determinism) compare(first, summarise(s, run(as_run, ro), choice));
     return first;
   } catch (const std::exception& e) {
     SeedResult r;
@@ -120,22 +130,77 @@ unsigned sweep_jobs(unsigned jobs, std::uint64_t pending) {
   return static_cast<unsigned>(std::clamp<std::uint64_t>(pending, 1, jobs == 0 ? cores : jobs));
 }
 
+namespace {
+
+/// With stop_at_first_failure, results wait here until every earlier position has finished, and
+/// reach `each` in seed order; delivery stops at the first failure.
+class InOrder {
+ public:
+  /// Hands over what is now in order; false once a failure was delivered (or `each` said stop).
+  bool deliver(std::uint64_t position, const SeedResult& r, const std::function<bool(const SeedResult&)>& each) {
+    waiting_.emplace(position, r);
+    return flush(each);
+  }
+  /// A position done before (a resumed seed) counts as delivered.
+  bool skip(std::uint64_t position, const std::function<bool(const SeedResult&)>& each) {
+    skipped_.insert(position);
+    return flush(each);
+  }
+
+ private:
+  bool flush(const std::function<bool(const SeedResult&)>& each) {
+    for (;;) {
+      if (stopped_) return false;
+      if (skipped_.erase(next_) != 0) {
+        ++next_;
+        continue;
+      }
+      const auto first = waiting_.find(next_);
+      if (first == waiting_.end()) return true;
+      stopped_ = !each(first->second) || !first->second.passed;
+      waiting_.erase(first);
+      ++next_;
+    }
+  }
+
+  std::uint64_t next_ = 0;
+  bool stopped_ = false;
+  std::map<std::uint64_t, SeedResult> waiting_;
+  std::set<std::uint64_t> skipped_;
+};
+
+}  // namespace
+
 std::uint64_t run_seeds(const Scenario& s, const SeedRange& range, const Shard& shard, const SweepOptions& o,
                         const std::vector<std::uint64_t>& done, const std::function<bool(const SeedResult&)>& each) {
   const std::uint64_t positions = shard_size(range, shard);
   std::atomic<std::uint64_t> next{0};
   std::mutex mutex;
   std::uint64_t ran = 0;
+  InOrder order;
+  std::atomic<std::uint64_t> limit{positions};  // no position past a known failure is started
   const auto work = [&] {
     for (;;) {
       const std::uint64_t i = next.fetch_add(1);
-      if (i >= positions) return;
+      if (i >= positions || i >= limit.load()) return;
       const std::uint64_t seed = shard_seed(range, shard, i);
-      if (std::binary_search(done.begin(), done.end(), seed)) continue;
+      if (std::binary_search(done.begin(), done.end(), seed)) {
+        if (o.stop_at_first_failure) {
+          std::lock_guard lock(mutex);
+          if (!order.skip(i, each)) next.store(positions);
+        }
+        continue;
+      }
       const SeedResult r = run_seed(s, seed, o);
+      if (o.stop_at_first_failure && !r.passed) {
+        std::uint64_t seen = limit.load();
+        while (i < seen && !limit.compare_exchange_weak(seen, i)) {
+        }
+      }
       std::lock_guard lock(mutex);
       ++ran;
-      if (!each(r)) next.store(positions);
+      const bool go_on = o.stop_at_first_failure ? order.deliver(i, r, each) : each(r);
+      if (!go_on) next.store(positions);
     }
   };
   {

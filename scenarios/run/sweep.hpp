@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "reports/run_report.hpp"
 #include "scenarios/run/runner.hpp"
+#include "scenarios/run/swarm.hpp"
 
 namespace lic::scenarios {
 
@@ -42,6 +44,23 @@ bool in_shard(std::uint64_t seed, const SeedRange& r, const Shard& s);
 /// The i-th seed of the shard (0-based).
 std::uint64_t shard_seed(const SeedRange& r, const Shard& s, std::uint64_t i);
 
+/// One fault of the file in one run: whether it was on (a swarm run turns some off) and how
+/// often it acted.
+struct FaultUse {
+  std::string name;
+  bool on = true;
+  std::uint64_t injected = 0;
+  std::uint64_t skipped = 0;
+  bool operator==(const FaultUse&) const = default;
+};
+
+/// One buggify point in one run: how often it was asked and how often it fired.
+struct PointUse {
+  std::uint64_t asked = 0;
+  std::uint64_t fired = 0;
+  bool operator==(const PointUse&) const = default;
+};
+
 /// One seed's outcome, as a results line keeps it.
 struct SeedResult {
   std::uint64_t seed = 0;
@@ -52,6 +71,12 @@ struct SeedResult {
   std::vector<std::string> failed;  ///< the failing checks' names; "determinism: ..." on a mismatch
   std::optional<std::string> determinism;  ///< "ok" or "mismatch"; none: not checked
   reports::Metrics metrics;                ///< the run's metrics
+  std::optional<SwarmChoice> swarm;        ///< what a swarm run's seed chose
+  // What the run exercised, for `sweep --coverage` (run/coverage.hpp).
+  std::vector<FaultUse> faults;            ///< each fault of the file, in file order
+  std::map<std::string, PointUse> buggify;  ///< each buggify point asked
+  std::vector<std::string> reached;        ///< the supervision outcomes reached (sorted)
+  std::vector<std::string> judged;         ///< the checks judged, by name
   /// The line as read from a results file (empty for a fresh result): a merge writes it back
   /// as it was, fields it does not know included.
   std::string line;
@@ -59,7 +84,8 @@ struct SeedResult {
   bool operator==(const SeedResult& o) const {
     return seed == o.seed && passed == o.passed && trace_hash == o.trace_hash && events == o.events &&
            virtual_time_ns == o.virtual_time_ns && failed == o.failed && determinism == o.determinism &&
-           metrics == o.metrics;
+           metrics == o.metrics && swarm == o.swarm && faults == o.faults && buggify == o.buggify &&
+           reached == o.reached && judged == o.judged;
   }
 };
 
@@ -69,6 +95,11 @@ struct SweepOptions {
   bool check_determinism = false;       ///< run each seed twice and compare the traces
   unsigned jobs = 0;                    ///< threads; 0: one per core
   const Registry* registry = nullptr;   ///< null: Registry::builtin()
+  /// Each seed runs its own configuration of the file (run/swarm.hpp).
+  bool swarm = false;
+  /// Results reach `each` in seed order, and the sweep stops at the first that fails: which
+  /// seed that is does not depend on the threads.
+  bool stop_at_first_failure = false;
 };
 
 /// One seed (twice with check_determinism). An exception from the run is a failed seed

@@ -1,6 +1,6 @@
 #pragma once
-// Test helpers (test code only): run a scenario written inline as YAML, and find a check's
-// result by its title.
+// Test helpers (test code only): run a scenario written inline as YAML, load a file that must be
+// valid, and find a check's result by its title.
 
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -19,6 +19,14 @@ inline RunResult run_text(const std::string& text, std::optional<std::uint64_t> 
   RunOptions o;
   o.seed = seed;
   return run(p.scenario, o);
+}
+
+/// Loads the file at `path` (it must be a valid file; every mistake is printed when it is not).
+inline Scenario load_valid(const std::string& path) {
+  const ParseResult p = load_scenario(path);
+  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic(path, d));
+  REQUIRE(p.ok());
+  return p.scenario;
 }
 
 /// The result of the check titled `name` ("alive(/root/db)"); it must be there.

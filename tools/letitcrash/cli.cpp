@@ -10,9 +10,11 @@
 #include <string>
 
 #include "bench/bench.hpp"
+#include "bench/bugs.hpp"
 #include "scenarios/run/report.hpp"
 #include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
+#include "tools/letitcrash/shrink.hpp"
 #include "tools/letitcrash/sweep.hpp"
 
 namespace lic {
@@ -91,8 +93,16 @@ Action add_bench(CLI::App& app, const std::string& self) {
   b->add_flag("!--no-peer", o->peer, "Do not run the SimGrid peer");
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
   b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs")->check(CLI::Range(1, 100));
-  return [b, o, only, backend] {
+  auto bugs = std::make_shared<bench::BugBenchOptions>();
+  auto* bb = b->add_subcommand("bugs", "Seeds to the first failure of each known bug in scenarios/bugs/, uniform and swarm, and the shrunk case's size (docs/benchmarks.md)");
+  bb->add_option("--dir", bugs->dir, "The bug files' folder (default scenarios/bugs)");
+  bb->add_option("--ranges", bugs->ranges, "Independent seed ranges per bug and mode (default 20)")->check(CLI::Range(1, 1000));
+  bb->add_option("--max-seeds", bugs->max_seeds, "Seeds a range tries before it counts as not found (default 2000)")->check(CLI::Range(1, 1000000));
+  bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)");
+  bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
+  return [b, bb, o, bugs, only, backend] {
     if (!b->parsed()) return -1;
+    if (bb->parsed()) return bench::run_bugs(*bugs);
     o->w1 = only->find("w1") != std::string::npos;
     o->w2 = only->find("w2") != std::string::npos;
     o->w3 = only->find("w3") != std::string::npos;
@@ -135,6 +145,7 @@ Action add_run(CLI::App& app, const tools::Invocation& cli) {
   r->add_option("--until", *until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
   r->add_option("--out", a->out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
   r->add_flag("--trace", a->print_trace, "Print every trace event as a readable line while it runs");
+  r->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): the seed picks which faults are on, ranged knobs, the tie-break and buggify points, and the choice is printed first");
   r->add_option("--format", *format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));
   return [r, a, until, tie, format, &cli] {
     if (!r->parsed()) return -1;
@@ -204,6 +215,10 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
   w->add_option("--vary", a->vary, "Run the seeds again at each value of a behaviour's argument, BEHAVIOUR:ARG=A..B (a duration, an int or a ratio), and print each value's pass count and metrics, e.g. ingest.s3:latency=100ms..10s");
   w->add_option("--steps", a->steps, "How many values --vary walks, evenly spaced, A and B included (default 10)")->check(CLI::Range(1, 1000));
+  w->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): each seed picks which faults are on, their ranged knobs, the tie-break and buggify points; results lines record the choice");
+  w->add_flag("--coverage", a->coverage, "Print what the sweep exercised: each fault's seeds on and acted, buggify hits, check verdicts, supervision outcomes reached (always in summary.json and <results>.coverage.html with --out)");
+  w->add_flag("--stop-at-first-failure", a->stop_at_first_failure, "Stop at the first failing seed in seed order (the same seed whatever --jobs) and print its reproduce line");
+  w->add_option("--shrink", a->shrink, "Shrink the first K failing seeds to scenario files (letitcrash shrink), e.g. --shrink 1")->check(CLI::Range(1, 1000));
   w->add_option("--metrics", a->metrics, "Print only these metrics, e.g. --metrics failover_s,leader_availability (default: all)")
       ->delimiter(',');
   return [w, a, seeds, shard, tie, until, &cli] {
@@ -223,6 +238,24 @@ Action add_merge(CLI::App& app, const tools::Invocation& cli) {
   m->add_option("out", *out, "The merged results file (written atomically)")->required();
   m->add_option("inputs", *inputs, "The shards' results files")->required();
   return [m, out, inputs, &cli] { return m->parsed() ? tools::merge_command(cli, *out, *inputs) : -1; };
+}
+
+Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
+  auto a = std::make_shared<tools::ShrinkArgs>();
+  auto tie = std::make_shared<std::string>();
+  auto* s = app.add_subcommand("shrink", "Shrink a failing seed to a smaller scenario file that fails the same check (docs/shrinking.md): exit 0 when it wrote the file, 1 when the seed passes, 2 for bad input");
+  s->add_option("file", a->file, "The scenario file")->required();
+  s->add_option("--seed", a->seed, "The failing seed (default: the file's)");
+  s->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
+  s->add_option("--out", a->out, "The shrunk file, written atomically (default: <the file's stem>.shrunk.yaml in the current directory)");
+  s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)");
+  s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default: no limit)");
+  s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
+  return [s, a, tie, &cli] {
+    if (!s->parsed()) return -1;
+    a->tie_break = as_tie_break(*tie);
+    return tools::shrink_command(cli, *a);
+  };
 }
 
 /// A first word that names no command: say so, with the nearest one (CLI11 alone would report
@@ -252,7 +285,7 @@ int cli_main(int argc, char** argv, const scenarios::Registry& registry) {
   const tools::Invocation cli{&registry, program};
   const std::vector<Action> actions{add_bench(app, cli.program), add_demo(app),           add_run(app, cli),
                                     add_validate(app, cli),     add_diagram(app, cli),  add_replay(app, cli),
-                                    add_sweep(app, cli),        add_merge(app, cli)};
+                                    add_sweep(app, cli),        add_merge(app, cli),    add_shrink(app, cli)};
   if (argc < 2) {  // no command at all: the overview of the commands is the useful answer
     std::fputs(app.help().c_str(), stderr);
     return 2;

@@ -8,6 +8,7 @@
 #include "reports/trace_format.hpp"
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
+#include "scenarios/run/swarm.hpp"
 
 namespace lic::tools {
 
@@ -79,6 +80,8 @@ void print_catalogue(const scenarios::Registry& registry) {
     fmt::print("  {:<22} {}{}\n", c.name, c.help, needs.empty() ? "" : " (needs " + needs + " in the file)");
     print_args(c.args);
   }
+  fmt::print("buggify points (turned on by --swarm or a file's `buggify:` list; docs/swarm.md):\n");
+  for (const scenarios::BuggifyPoint& p : registry.buggify_points()) fmt::print("  {:<22} {}\n", p.name, p.help);
   fmt::print("metrics (every run reports those that apply):\n");
   for (const scenarios::MetricInfo& m : registry.metrics()) fmt::print("  {:<22} {}\n", m.name, m.help);
 }
@@ -98,6 +101,11 @@ std::optional<Scenario> load_or_report(const std::string& file, const scenarios:
 int run_command(const Invocation& cli, const RunArgs& a) {
   std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
   if (!s) return 2;
+  if (a.swarm) {  // the seed's own configuration, run as a plain scenario (its trace header holds it)
+    scenarios::Swarmed sw = scenarios::swarm(*s, a.seed.value_or(s->seed), *cli.registry);
+    if (!a.json) fmt::print("swarm: {}\n", scenarios::describe(sw.choice));
+    s = std::move(sw.scenario);
+  }
   scenarios::RunOptions o;
   o.seed = a.seed;
   o.tie_break = a.tie_break;
@@ -106,7 +114,8 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   TextSink text;
   if (a.print_trace) o.sinks.push_back(&text);
   const scenarios::RunResult r = scenarios::run(*s, o);
-  const std::string reproduce = scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);
+  const std::string reproduce = a.swarm ? scenarios::swarm_reproduce_command(cli.program, a.file, r.seed, a.tie_break, a.until)
+                                        : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);
   if (!a.out_dir.empty()) {
     const std::vector<std::string> errors = scenarios::write_run_reports(*s, r, a.file, a.until, reproduce, a.out_dir);
     for (const std::string& e : errors) std::cerr << "letitcrash: " << e << "\n";

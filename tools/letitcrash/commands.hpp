@@ -32,6 +32,7 @@ struct RunArgs {
   std::string out_dir;   ///< empty: no reports
   bool json = false;     ///< --format json
   bool print_trace = false;  ///< --trace: every event as a readable line, as it happens
+  bool swarm = false;        ///< --swarm: the seed picks the faults, knobs, tie-break and buggify points
 };
 int run_command(const Invocation& cli, const RunArgs& a);
 

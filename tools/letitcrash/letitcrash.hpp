@@ -9,7 +9,7 @@
 //     (lic::Registry::add; the built-in catalogue adds itself the same way);
 //   - runs a scenario file, or a scenario built in code, for one seed (lic::run) or a seed range
 //     (lic::run_seeds), and reads the verdicts, the trace hash and the trace, or writes the reports
-//     (lic::write_run_reports);
+//     (lic::write_run_reports); shrinks a failing seed to a smaller scenario (lic::shrink);
 //   - builds its own `letitcrash` that knows its behaviours: main() returns
 //     lic::cli_main(argc, argv, registry);
 //   - in its Catch2 tests, asserts that a file holds over a range of seeds, a failure printing the
@@ -26,6 +26,7 @@
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/judge.hpp"
 #include "scenarios/run/runner.hpp"
+#include "scenarios/run/shrink.hpp"
 #include "scenarios/run/sweep.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/process.hpp"
@@ -58,6 +59,9 @@ using scenarios::RunResult;
 using scenarios::Scenario;
 using scenarios::SeedRange;
 using scenarios::SeedResult;
+using scenarios::shrink;
+using scenarios::ShrinkOptions;
+using scenarios::ShrinkResult;
 using scenarios::SweepOptions;
 using scenarios::Verdict;
 using scenarios::write_run_reports;

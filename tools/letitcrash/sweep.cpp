@@ -12,8 +12,12 @@
 
 #include "scenarios/run/report.hpp"
 #include "scenarios/file/validate.hpp"
+#include "reports/atomic_file.hpp"
+#include "reports/escape.hpp"
+#include "scenarios/run/coverage.hpp"
 #include "scenarios/run/results_file.hpp"
 #include "scenarios/run/vary.hpp"
+#include "tools/letitcrash/shrink.hpp"
 
 namespace lic::tools {
 
@@ -38,6 +42,7 @@ struct Tally {
   std::uint64_t mismatches = 0;
   std::map<std::uint64_t, scenarios::SeedResult> listed;  ///< the kListed smallest failing seeds
   scenarios::MetricSummary metrics;
+  std::optional<scenarios::Coverage> coverage;  ///< what the seeds exercised (a sweep of a file)
   /// The seeds whose supervisors came closest to their restart intensity: {peak, seed, metric},
   /// highest first (ties: the smaller seed), at most kPeaks.
   std::vector<std::tuple<double, std::uint64_t, std::string>> peaks;
@@ -45,6 +50,7 @@ struct Tally {
   void add(const scenarios::SeedResult& r) {
     ++seeds;
     metrics.add(r.metrics);
+    if (coverage) coverage->add(r);
     note_peak(r);
     if (r.passed) ++passed;
     else ++failed;
@@ -84,7 +90,14 @@ struct SummaryContext {
   unsigned jobs = 0;
   std::string out;  ///< where every result is
   std::vector<std::string> metrics;  ///< --metrics: those to print (empty: all)
+  bool swarm = false;                ///< reproduce commands say --swarm
+  std::optional<TieBreak> explicit_tie;  ///< a swarm sweep's tie-break given on the command line
 };
+
+std::string reproduce(const SummaryContext& c, std::uint64_t seed) {
+  return c.swarm ? scenarios::swarm_reproduce_command(c.program, c.file, seed, c.explicit_tie, c.until)
+                 : scenarios::reproduce_command(c.program, c.file, seed, c.tie, c.until);
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -117,7 +130,8 @@ void print_metrics(const scenarios::MetricSummary& m, const std::vector<std::str
 void write_summary_file(const std::string& out, const SweepHeader& h, const Tally& t) {
   if (out.empty()) return;
   const std::string path = scenarios::summary_path(out);
-  const std::string error = scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics);
+  const std::string error =
+      scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics, t.coverage ? t.coverage->json() : std::string());
   if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
   else fmt::print("summary: {}\n", path);
 }
@@ -146,7 +160,7 @@ void print_summary(const Tally& t, const SummaryContext& c) {
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");
   for (const auto& [seed, r] : t.listed)
-    fmt::print("  {}  # {}\n", scenarios::reproduce_command(c.program, c.file, seed, c.tie, c.until), join(r.failed));
+    fmt::print("  {}  # {}\n", reproduce(c, seed), join(r.failed));
   if (t.failed > t.listed.size())
     fmt::print("  and {} more{}\n", t.failed - t.listed.size(), c.out.empty() ? "" : " (every one is in " + c.out + ")");
 }
@@ -224,7 +238,8 @@ SummaryContext summary_context(const Invocation& cli, const SweepHeader& h, cons
   SummaryContext c;
   c.program = cli.program;
   c.file = h.file;
-  parse_tie_break(h.tie_break, c.tie);
+  c.swarm = h.swarm;
+  if (parse_tie_break(h.tie_break, c.tie) && h.swarm) c.explicit_tie = c.tie;  // "swarm": each seed's own
   if (h.until_ns) c.until = Time{*h.until_ns};
   c.determinism_checked = h.check_determinism;
   c.out = out;
@@ -329,49 +344,123 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
 
 }  // namespace
 
-int sweep_command(const Invocation& cli, const SweepArgs& a) {
-  const std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
-  if (!s) return 2;
-  if (!a.vary.empty()) return vary_sweep(cli, a, *s);
-  const TieBreak tie = a.tie_break.value_or(s->tie_break);
-  const SweepHeader h = scenarios::make_sweep_header(*s, a.file, a.seeds, a.shard, tie, a.until, a.check_determinism);
-  Tally tally;
-  scenarios::ResultsWriter results;
-  if (!a.out.empty() && !open_results(a, h, results, tally)) return 2;
+namespace {
+
+/// What a sweep of the file is: its header (swarm: the tie-break is each seed's own unless given).
+SweepHeader sweep_header(const Scenario& s, const SweepArgs& a) {
+  const TieBreak tie = a.tie_break.value_or(s.tie_break);
+  SweepHeader h = scenarios::make_sweep_header(s, a.file, a.seeds, a.shard, tie, a.until, a.check_determinism, a.swarm);
+  if (a.swarm && !a.tie_break) h.tie_break = "swarm";
+  return h;
+}
+
+/// The pages a kept sweep writes beside its results: summary.json (with the coverage),
+/// coverage.html, and index.html linking them with the failing seeds.
+void write_sweep_pages(const SweepArgs& a, const SweepHeader& h, const Tally& t, const SummaryContext& c) {
+  if (a.out.empty()) return;
+  write_summary_file(a.out, h, t);
+  if (!t.coverage) return;
+  const std::string stem = scenarios::summary_path(a.out).substr(0, scenarios::summary_path(a.out).size() - 13);
+  std::string error = reports::write_file_atomically(stem + ".coverage.html", t.coverage->html(h.scenario));
+  std::string failing;
+  for (const auto& [seed, r] : t.listed)
+    failing += fmt::format("<li><code>{}</code> &mdash; {}</li>\n", reports::xml_escape(reproduce(c, seed)), reports::xml_escape(join(r.failed)));
+  const std::string base = stem.substr(stem.find_last_of('/') + 1);
+  const std::string page = fmt::format(
+      "<!doctype html><meta charset=\"utf-8\"><title>sweep: {0}</title><style>body{{font-family:sans-serif;margin:2em}}</style>\n"
+      "<h1>Sweep: {0}</h1>\n<p>{1} seeds {2}{3}: {4} passed, {5} failed.</p>\n<ul><li><a href=\"{6}.coverage.html\">coverage</a>: what the "
+      "sweep tried and what it never did</li><li><a href=\"{6}.summary.json\">summary.json</a></li><li><a href=\"{7}\">results</a> (one JSON line a seed)</li></ul>\n"
+      "<h2>Failing seeds</h2><ul>\n{8}</ul>\n",
+      reports::xml_escape(h.scenario), reports::xml_escape(h.file), h.seeds, h.swarm ? " (swarm)" : "", t.passed, t.failed,
+      reports::xml_escape(base), reports::xml_escape(a.out.substr(a.out.find_last_of('/') + 1)), failing.empty() ? "<li>none</li>" : failing);
+  if (error.empty()) error = reports::write_file_atomically(stem + ".index.html", page);
+  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
+  else fmt::print("pages: {}.index.html (coverage: {}.coverage.html)\n", stem, stem);
+}
+
+/// `--shrink K`: the first K failing seeds, each shrunk to a file beside the results (or in the
+/// current directory): `<file stem>.seed<N>.shrunk.yaml`. Returns 2 when one could not be
+/// written, else 0.
+int shrink_failures(const Invocation& cli, const SweepArgs& a, const Tally& t) {
+  std::size_t n = 0;
+  for (const auto& [seed, r] : t.listed) {
+    if (n++ == a.shrink) break;
+    ShrinkArgs sa;
+    sa.file = a.file;
+    sa.seed = seed;
+    sa.tie_break = a.tie_break;
+    sa.swarm = a.swarm;
+    const std::string stem = default_shrunk_path(a.file);
+    const std::string dir = a.out.empty() || a.out.find('/') == std::string::npos ? std::string() : a.out.substr(0, a.out.find_last_of('/') + 1);
+    sa.out = dir + stem.substr(0, stem.size() - 12) + fmt::format(".seed{}.shrunk.yaml", seed);
+    fmt::print("shrinking seed {} ({})\n", seed, join(r.failed));
+    if (shrink_command(cli, sa) == 2) return 2;
+  }
+  return 0;
+}
+
+/// Runs the seeds not done yet, keeping each result and drawing the progress bar. Returns the
+/// seeds run, or nothing when a result could not be kept (the error printed).
+std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, const scenarios::SweepOptions& o,
+                                         scenarios::ResultsWriter& results, Tally& tally) {
   const std::uint64_t size = scenarios::shard_size(a.seeds, a.shard);
   const std::vector<std::uint64_t>& done = results.done();
-  const unsigned jobs = scenarios::sweep_jobs(a.jobs, size - done.size());
-  print_start(*s, a, h, size, done.size(), jobs);
-
-  scenarios::SweepOptions o{tie, a.until, a.check_determinism, jobs, cli.registry};
   Progress progress(size, done.size(), isatty(fileno(stderr)) != 0);
   std::string error;
   std::uint64_t ran = 0;
-  const auto start = std::chrono::steady_clock::now();
   if (size > done.size()) {
-    scenarios::run_seeds(*s, a.seeds, a.shard, o, done, [&](const SeedResult& r) {
+    scenarios::run_seeds(s, a.seeds, a.shard, o, done, [&](const SeedResult& r) {
       if (!a.out.empty() && error.empty()) error = results.append(r);
       tally.add(r);
       progress.update(++ran, tally.failed);
       return error.empty();  // results that cannot be kept are not worth computing
     });
   }
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (const std::string e = results.close(); error.empty()) error = e;
   if (!error.empty()) {
     std::fprintf(stderr, "%s\n", error.c_str());
-    return 2;
+    return std::nullopt;
   }
+  if (a.stop_at_first_failure && tally.failed > 0)
+    fmt::print("stopped at the first failing seed, {}: every seed before it passed\n", tally.listed.begin()->first);
+  return ran;
+}
+
+}  // namespace
+
+int sweep_command(const Invocation& cli, const SweepArgs& a) {
+  const std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
+  if (!s) return 2;
+  if (!a.vary.empty()) return vary_sweep(cli, a, *s);
+  const SweepHeader h = sweep_header(*s, a);
+  Tally tally;
+  if (a.coverage || !a.out.empty()) tally.coverage.emplace(*s, *cli.registry);
+  scenarios::ResultsWriter results;
+  if (!a.out.empty() && !open_results(a, h, results, tally)) return 2;
+  const std::uint64_t size = scenarios::shard_size(a.seeds, a.shard);
+  const std::size_t done = results.done().size();
+  const unsigned jobs = scenarios::sweep_jobs(a.jobs, size - done);
+  print_start(*s, a, h, size, done, jobs);
+  if (a.swarm) fmt::print("swarm: each seed picks its faults, their ranged knobs, the tie-break and buggify points\n");
+
+  scenarios::SweepOptions o{a.swarm ? a.tie_break : a.tie_break.value_or(s->tie_break), a.until, a.check_determinism, jobs, cli.registry};
+  o.swarm = a.swarm;
+  o.stop_at_first_failure = a.stop_at_first_failure;
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<std::uint64_t> ran = run_pending(*s, a, o, results, tally);
+  if (!ran) return 2;
   SummaryContext c = summary_context(cli, h, a.out);
-  c.resumed = done.size();
-  c.wall_s = wall_s;
-  c.ran = ran;
+  c.resumed = done;
+  c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  c.ran = *ran;
   c.jobs = jobs;
   c.metrics = a.metrics;
   print_summary(tally, c);
+  if (a.coverage && tally.coverage) fmt::print("{}", tally.coverage->text());
   if (a.out.empty()) fmt::print("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
   else fmt::print("results: {}\n", a.out);
-  write_summary_file(a.out, h, tally);
+  write_sweep_pages(a, h, tally, c);
+  if (a.shrink > 0 && tally.failed > 0 && shrink_failures(cli, a, tally) != 0) return 2;
   fmt::print("verdict: {}\n", verdict(tally, false));
   return tally.failed == 0 ? 0 : 1;
 }

@@ -29,6 +29,10 @@ struct SweepArgs {
   std::size_t steps = 10;
   /// The metrics to print (empty: all of them); unknown names print nothing.
   std::vector<std::string> metrics;
+  bool swarm = false;       ///< each seed runs its own configuration (docs/swarm.md)
+  bool coverage = false;    ///< print what the sweep exercised (always in summary.json)
+  bool stop_at_first_failure = false;  ///< stop at the first failing seed, in seed order
+  std::size_t shrink = 0;   ///< shrink the first K failing seeds to scenario files
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.

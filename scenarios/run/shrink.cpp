@@ -1,0 +1,800 @@
+#include "scenarios/run/shrink.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "scenarios/faults/table.hpp"
+#include "scenarios/file/read.hpp"
+#include "scenarios/file/validate.hpp"
+#include "scenarios/file/write.hpp"
+#include "scenarios/run/runner.hpp"
+#include "sim/trace_keys.hpp"
+
+namespace lic::scenarios {
+
+/// A failure in the check's own words: its detail's first clause (up to the first ';': what
+/// failed and the first witness; what follows lists more of them, which shrinking removes), with
+/// each number, time and duration as '#' (names with digits too: which node does not matter) and
+/// the plural 's' of the word after a count dropped. "519 of 1047 leader writes came from a node
+/// that did not lead: c2 wrote while c3 held ..." and "3 of 80 leader writes came from a node
+/// that did not lead: c1 wrote while c2 held ..." are the same failure; "nothing to conserve" is
+/// not "1 event lost beyond the bound", nor is "..., open batch, sigkill at t=3ms" "..., open
+/// batch, cancelled at t=30.06s".
+std::string failure_words(std::string_view detail) {
+  detail = detail.substr(0, detail.find(';'));
+  std::string out;
+  bool after_count = false;
+  std::size_t i = 0;
+  while (i < detail.size()) {
+    const std::size_t end = std::min(detail.find(' ', i), detail.size());
+    std::string word;
+    for (std::size_t j = i; j < end;) {
+      if (std::isdigit(static_cast<unsigned char>(detail[j])) == 0) {
+        word += detail[j++];
+        continue;
+      }
+      while (j < end && (std::isdigit(static_cast<unsigned char>(detail[j])) != 0 || detail[j] == '.')) ++j;
+      while (j < end && std::islower(static_cast<unsigned char>(detail[j])) != 0) ++j;  // its unit
+      word += '#';
+    }
+    if (after_count) {  // "events):" after a count is "event):"
+      const std::size_t letters = word.find_last_not_of(")]},.:");
+      if (letters != std::string::npos && letters > 0 && word[letters] == 's') word.erase(letters, 1);
+    }
+    after_count = word == "#";
+    out += (out.empty() ? "" : " ") + word;
+    i = end + 1;
+  }
+  return out;
+}
+
+namespace {
+
+using faults::Fault;
+
+// ---- Round values ----------------------------------------------------------------------------
+
+/// The units a value is rounded to, coarsest first: a multiple of an earlier one reads rounder.
+constexpr std::array<std::int64_t, 13> kUnits{
+    kHour.ns,       kMinute.ns * 10,      kMinute.ns,           kSecond.ns * 10,      kSecond.ns,
+    kMillisecond.ns * 100, kMillisecond.ns * 10, kMillisecond.ns, kMicrosecond.ns * 100, kMicrosecond.ns * 10,
+    kMicrosecond.ns, 100,                  1};
+
+/// A binary search stops when what is left to search is under 1/kPrecision of the value: the last
+/// few percent are not worth a run each.
+constexpr std::int64_t kPrecision = 16;
+
+/// How rough a duration is: the position in kUnits of the coarsest unit it is a multiple of.
+std::size_t roughness(Duration d) {
+  for (std::size_t i = 0; i < kUnits.size(); ++i)
+    if (d.ns % kUnits[i] == 0) return i;
+  return kUnits.size();
+}
+
+/// The roundest value strictly between lo (>= 0) and hi, nearest their middle, in whole `grain`s
+/// at least; none when there is none.
+std::optional<Duration> roundest_between(Duration lo, Duration hi, std::int64_t grain) {
+  const std::int64_t mid = lo.ns + (hi.ns - lo.ns) / 2;
+  for (std::int64_t u : kUnits) {
+    if (u < grain) break;
+    const std::int64_t first = lo.ns / u + 1;   // the multiples of u above lo...
+    const std::int64_t last = (hi.ns - 1) / u;  // ...and below hi
+    if (first > last) continue;
+    return Duration{std::clamp((mid + u / 2) / u, first, last) * u};
+  }
+  return std::nullopt;
+}
+
+/// How fine a search below `d` goes: a millisecond (a shorter time is no simpler to read), or the
+/// coarsest unit below d when d itself is shorter.
+std::int64_t grain(Duration d) {
+  for (std::int64_t u : kUnits)
+    if (u <= std::min(d.ns, kMillisecond.ns)) return u;
+  return 1;
+}
+
+/// The values near `d` that are rounder than it, coarsest first (never 0: that would mean
+/// something else, "until healed" or "no fault").
+std::vector<Duration> rounder(Duration d) {
+  std::vector<Duration> out;
+  for (std::size_t i = 0; i < roughness(d) && i < kUnits.size(); ++i) {
+    const std::int64_t u = kUnits[i];
+    if (u >= d.ns) continue;  // it would round to 0, or to double the value
+    const Duration c{(d.ns + u / 2) / u * u};
+    if (c != d && (out.empty() || out.back() != c)) out.push_back(c);
+  }
+  return out;
+}
+
+/// The ratios near `r` with a smaller denominator (tenths, hundredths, thousandths), coarsest
+/// first; never 0.
+std::vector<Ratio> rounder(Ratio r) {
+  r = reduce(r);
+  std::vector<Ratio> out;
+  for (std::uint64_t den : {10U, 100U, 1000U}) {
+    __extension__ using Wide = unsigned __int128;
+    const auto num = static_cast<std::uint64_t>((static_cast<Wide>(r.num) * den + r.den / 2) / r.den);
+    const Ratio c = reduce(Ratio{num, den});
+    if (num != 0 && c.den < r.den && (out.empty() || out.back() != c)) out.push_back(c);
+  }
+  return out;
+}
+
+// ---- What a person reads about a scenario ------------------------------------------------------
+
+/// A time as a person reads it: 33.3712s, where the file may say 33371200us.
+std::string offset(Time t) { return format_time(t); }
+
+std::string join(const std::vector<Atom>& v) {
+  std::string s;
+  for (Atom a : v) s += (s.empty() ? "" : ", ") + std::string(a.text());
+  return s;
+}
+
+std::string timing(const Fault& f) {
+  std::string t = f.mtbf ? "mtbf " + format_duration(*f.mtbf) : "at " + offset(f.at.value_or(Time{}));
+  if (f.every) t += ", every " + format_duration(*f.every);
+  if (f.until) t += ", until " + offset(*f.until);
+  return t;
+}
+
+/// What a fault is aimed at: a path, a name, a node, the sides of a cut, or all.
+std::string aim(const Fault& f) {
+  const faults::KindInfo& k = faults::info(f.kind);
+  if (k.aim == faults::Aim::process || k.aim == faults::Aim::node) return f.target.text;
+  if (k.aim == faults::Aim::sides) return "[" + join(f.side_a) + "]" + (f.side_b.empty() ? "" : " to [" + join(f.side_b) + "]");
+  return "all";
+}
+
+std::string describe(const Fault& f) { return fmt::format("{} {}, {}", faults::info(f.kind).name, aim(f), timing(f)); }
+
+std::size_t count_nodes(const std::vector<TreeNode>& trees) {
+  std::size_t n = 0;
+  for (const TreeNode& t : trees) n += 1 + t.services.size() + count_nodes(t.children);
+  return n;
+}
+
+std::string describe(const TreeNode& t) {
+  switch (t.kind) {
+    case TreeNode::Kind::worker: return "worker " + t.behaviour.name;
+    case TreeNode::Kind::supervisor:
+      return fmt::format("{} supervisor of {} process{}", supervision::to_string(t.flags.strategy), count_nodes(t.children),
+                         count_nodes(t.children) == 1 ? "" : "es");
+    case TreeNode::Kind::lifecycle:
+      return fmt::format("lifecycle supervisor of {} service{}", t.services.size(), t.services.size() == 1 ? "" : "s");
+  }
+  return "";
+}
+
+/// Every path in the trees, parents before their children.
+void collect_paths(const std::vector<TreeNode>& nodes, const std::string& prefix, std::vector<std::string>& out) {
+  for (const TreeNode& n : nodes) {
+    const std::string p = prefix + "/" + n.spec.id;
+    out.push_back(p);
+    for (const ServiceDecl& s : n.services) out.push_back(p + "/" + s.name);
+    collect_paths(n.children, p, out);
+  }
+}
+
+/// Takes the child, service or root tree at `path` (with what it holds) out; says what it was.
+bool erase_path(std::vector<TreeNode>& nodes, const std::string& prefix, const std::string& path, std::string& what) {
+  for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+    const std::string p = prefix + "/" + it->spec.id;
+    if (p == path) {
+      what = describe(*it);
+      nodes.erase(it);
+      return true;
+    }
+    if (path.rfind(p + "/", 0) != 0) continue;
+    auto& svcs = it->services;
+    const auto s = std::find_if(svcs.begin(), svcs.end(), [&](const ServiceDecl& d) { return p + "/" + d.name == path; });
+    if (s != svcs.end()) {
+      what = "service " + s->behaviour.name;
+      svcs.erase(s);
+      return true;
+    }
+    return erase_path(it->children, p, path, what);
+  }
+  return false;
+}
+
+// ---- A fault's knobs ---------------------------------------------------------------------------
+
+/// A duration a fault may carry, and whether shorter is simpler (a window, a time) or only a
+/// rounder value is (a rate, a period: shorter would mean more faults).
+struct Knob {
+  const char* field;  ///< "timing" for when it fires, else the option's name
+  bool shorter;
+  std::optional<Duration> (*get)(const Fault&);
+  void (*set)(Fault&, Duration);
+};
+
+std::optional<Duration> positive(Duration d) { return d > Duration::zero() ? std::optional(d) : std::nullopt; }
+
+const std::array<Knob, 9> kKnobs{{
+    {"timing", true, [](const Fault& f) { return f.at ? positive(*f.at - Time{}) : std::nullopt; },
+     [](Fault& f, Duration d) { f.at = Time{} + d; }},
+    {"timing", false, [](const Fault& f) { return f.every; }, [](Fault& f, Duration d) { f.every = d; }},
+    {"timing", false, [](const Fault& f) { return f.until ? positive(*f.until - Time{}) : std::nullopt; },
+     [](Fault& f, Duration d) { f.until = Time{} + d; }},
+    {"timing", false, [](const Fault& f) { return f.mtbf; }, [](Fault& f, Duration d) { f.mtbf = d; }},
+    {"duration", true, [](const Fault& f) { return positive(f.duration); }, [](Fault& f, Duration d) { f.duration = d; }},
+    {"delay", true, [](const Fault& f) { return positive(f.delay); }, [](Fault& f, Duration d) { f.delay = d; }},
+    {"restart_after", true, [](const Fault& f) { return f.restart_after; }, [](Fault& f, Duration d) { f.restart_after = d; }},
+    {"grace", true, [](const Fault& f) { return positive(f.grace); }, [](Fault& f, Duration d) { f.grace = d; }},
+    // A skew is signed: its size is rounded, its sign kept.
+    {"skew", false,
+     [](const Fault& f) { return f.skew ? positive(*f.skew < Duration::zero() ? Duration::zero() - *f.skew : *f.skew) : std::nullopt; },
+     [](Fault& f, Duration d) { f.skew = *f.skew < Duration::zero() ? Duration::zero() - d : d; }},
+}};
+
+// ---- The search ------------------------------------------------------------------------------
+
+/// One thing removed or moved, for the list a person reads.
+struct Edit {
+  std::string subject;  ///< "fault gc_c1", "chaos phase", "child /root/a"
+  std::string field;    ///< what of it changed; empty: the subject itself
+  std::string from;     ///< what it was (a removal: what it is)
+  std::string to;       ///< what it became; empty: removed
+};
+
+Edit removal(std::string subject, std::string what = {}) { return {std::move(subject), {}, std::move(what), {}}; }
+
+/// A scenario being shrunk, with a name for each step that outlives the steps around it.
+struct State {
+  Scenario s;
+  std::vector<std::string> step_keys;
+};
+
+/// What a run of a candidate says.
+struct Outcome {
+  bool fails = false;  ///< the kept check failed
+  CheckResult check;
+  Duration end{};
+  std::uint64_t events = 0;
+  std::map<std::string, std::vector<Time>> acted;  ///< fault name -> when it acted
+};
+
+class Shrinker {
+ public:
+  Shrinker(const ShrinkOptions& o, const Registry& r) : o_(o), reg_(r) {}
+
+  ShrinkResult shrink(const Scenario& s);
+
+ private:
+  bool start(const Scenario& s, ShrinkResult& r);
+  RunResult run_one(const Scenario& s) const;
+  Outcome read(const Scenario& s, const RunResult& r) const;
+  Outcome judge(const Scenario& s) const;
+  bool spent() const;
+  bool attempt(State c, const std::vector<Edit>& edits);
+  void note(const Edit& e);
+  void report() const;
+  ShrinkSize size_of(const Scenario& s, const Outcome& out) const;
+  void finish(ShrinkResult& r) const;
+
+  void normalise(const Scenario& s);
+  bool try_subset(const State& base, const std::vector<std::size_t>& keep);
+  void ddmin();
+  void remove_each();
+  void remove_children();
+  void remove_nodes();
+  void remove_buggify();
+  void schedule_stochastic();
+  void shorten_phases();
+  void simplify_faults();
+  void simplify_fault(std::size_t i);
+  void narrow_sides(std::size_t i);
+  void simplify_steps();
+  void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep);
+
+  const ShrinkOptions& o_;
+  const Registry& reg_;
+  std::uint64_t seed_ = 0;
+  TieBreak tie_ = TieBreak::fifo;
+  CheckDecl target_;
+  std::string words_;  ///< failure_words of its first failure
+  ShrinkSize before_;
+  State cur_;
+  Outcome cur_out_;
+  std::set<std::string> tried_;  ///< every candidate's YAML: none is run twice
+  std::vector<Edit> edits_;
+  std::map<std::string, std::string> given_;  ///< each fault and step as given, by subject
+  std::string_view pass_ = "the scenario as given";
+  std::size_t runs_ = 0;
+  std::size_t reused_ = 0;
+  std::size_t invalid_ = 0;
+  std::size_t kept_ = 0;
+  bool exhausted_ = false;
+  bool stopped_ = false;
+};
+
+Outcome Shrinker::read(const Scenario& s, const RunResult& r) const {
+  Outcome out;
+  out.end = r.end - Time{};
+  out.events = r.events;
+  const std::vector<CheckDecl> checks = effective_checks(s);
+  for (std::size_t i = 0; i < checks.size() && i < r.checks.size(); ++i) {
+    if (!(checks[i] == target_)) continue;
+    out.check = r.checks[i];
+    out.fails = !r.checks[i].passed && (o_.any_failure || failure_words(r.checks[i].detail) == words_);
+    break;
+  }
+  for (const TraceEvent& e : r.sim->trace().events())
+    if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected) out.acted[e.text(keys::kFault)].push_back(e.time);
+  return out;
+}
+
+RunResult Shrinker::run_one(const Scenario& s) const {
+  RunOptions ro;
+  ro.seed = seed_;
+  ro.tie_break = tie_;
+  ro.registry = &reg_;
+  // TraceMode::keep, the default, is the cheapest that judges: the checks read the kept trace
+  // (hash mode keeps none, and every check would judge an empty one).
+  return run(s, ro);
+}
+
+Outcome Shrinker::judge(const Scenario& s) const {
+  try {
+    return read(s, run_one(s));
+  } catch (const std::exception& e) {
+    Outcome out;  // a candidate the runner refuses is not the same failure
+    out.check.detail = e.what();
+    return out;
+  }
+}
+
+ShrinkSize Shrinker::size_of(const Scenario& s, const Outcome& out) const {
+  ShrinkSize z;
+  z.faults = s.faults.size();
+  z.steps = s.script.size();
+  z.processes = count_processes(s);
+  z.nodes = s.nodes.size();
+  z.checks = effective_checks(s).size();
+  z.virtual_time = out.end;
+  z.events = out.events;
+  return z;
+}
+
+void Shrinker::report() const {
+  if (o_.progress) o_.progress(ShrinkProgress{runs_, o_.max_runs, pass_, kept_, size_of(cur_.s, cur_out_)});
+}
+
+bool Shrinker::spent() const { return exhausted_ || stopped_; }
+
+void Shrinker::note(const Edit& e) {
+  if (e.to.empty()) {  // a removal says it all: what it was in the scenario as given
+    std::erase_if(edits_, [&](const Edit& x) { return x.subject == e.subject; });
+    edits_.push_back(e);
+    if (const auto it = given_.find(e.subject); it != given_.end()) edits_.back().from = it->second;
+    return;
+  }
+  for (Edit& x : edits_) {
+    if (x.subject == e.subject && x.field == e.field) {
+      x.to = e.to;  // moved again: from what it was first to what it is now
+      return;
+    }
+  }
+  edits_.push_back(e);
+}
+
+/// Keeps `c` when it is valid, reads back from its YAML as itself, was never tried, and fails
+/// the kept check in a trace no longer than the original's. Every candidate comes through here.
+bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
+  if (spent()) return false;
+  if (!validate(c.s, reg_).empty()) {
+    ++invalid_;
+    return false;
+  }
+  std::string text = to_yaml(c.s);
+  if (!tried_.insert(text).second) {
+    ++reused_;  // judged before (and not kept then, or it would be the current one)
+    return false;
+  }
+  const ParseResult back = parse_scenario(text, "shrunk.yaml", reg_);
+  if (!back.ok() || !(back.scenario == c.s)) {  // the file would not be what was judged
+    ++invalid_;
+    return false;
+  }
+  // The budget is looked at here, just before a run, and nowhere else.
+  if (runs_ >= o_.max_runs) exhausted_ = true;
+  else if (o_.stop && o_.stop()) stopped_ = true;
+  if (spent()) return false;
+  Outcome out = judge(c.s);
+  ++runs_;
+  const bool keep = out.fails && out.events <= before_.events;
+  if (keep) {
+    cur_ = std::move(c);
+    cur_out_ = std::move(out);
+    ++kept_;
+    for (const Edit& e : edits) note(e);
+  }
+  report();
+  return keep;
+}
+
+// ---- Starting and finishing ------------------------------------------------------------------
+
+/// The first failing check of `checks` that `expect` names, else the first failing one.
+std::optional<std::size_t> kept_check(const std::vector<CheckResult>& results, const std::vector<CheckDecl>& checks,
+                                      const std::vector<std::string>& expect) {
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < results.size() && i < checks.size(); ++i) {
+    if (results[i].passed) continue;
+    if (std::find(expect.begin(), expect.end(), checks[i].name) != expect.end()) return i;
+    if (!first) first = i;
+  }
+  return first;
+}
+
+/// Runs the scenario as given: false when it passes (nothing to shrink).
+bool Shrinker::start(const Scenario& s, ShrinkResult& r) {
+  seed_ = o_.seed.value_or(s.seed);
+  tie_ = o_.tie_break.value_or(s.tie_break);
+  r.seed = seed_;
+  r.tie_break = tie_;
+  const RunResult first = run_one(s);
+  const std::vector<CheckDecl> checks = effective_checks(s);
+  const std::optional<std::size_t> i = kept_check(first.checks, checks, s.expect_fail);
+  if (!i) return false;
+  r.failed = true;
+  target_ = checks[*i];
+  r.check = target_;
+  r.original = first.checks[*i];
+  words_ = failure_words(r.original.detail);
+  cur_.s = s;
+  cur_out_ = read(s, first);
+  before_ = size_of(s, cur_out_);
+  r.before = before_;
+  report();
+  return true;
+}
+
+/// The seed and tie-break written in, each fault named as the injector names it (its random
+/// stream stays the same when the faults before it go): the same run, as a file that says so.
+/// Then the first candidate: the other checks gone.
+void Shrinker::normalise(const Scenario& s) {
+  cur_.s.seed = seed_;
+  cur_.s.tie_break = tie_;
+  for (std::size_t i = 0; i < cur_.s.faults.size(); ++i) {
+    Fault& f = cur_.s.faults[i];
+    if (f.name.empty()) f.name = fmt::format("{}#{}", faults::to_string(f.kind), i);
+    f.ranges.clear();  // a range runs as its low end, which its field holds: the file says so plainly
+  }
+  cur_.s.fault_marks.clear();  // the marks of the file it came from, which it no longer matches
+  for (std::size_t i = 0; i < s.script.size(); ++i) {
+    cur_.step_keys.push_back(fmt::format("step {}: {} {}", i + 1, to_string(s.script[i].op), s.script[i].target));
+    given_[cur_.step_keys.back()] = "at " + offset(s.script[i].at);
+  }
+  for (const Fault& f : cur_.s.faults) given_["fault " + f.name] = describe(f);
+  tried_.insert(to_yaml(cur_.s));
+  std::vector<Edit> edits;
+  for (const CheckDecl& d : effective_checks(s))
+    if (!(d == target_)) edits.push_back(removal("check " + d.name));
+  State c = cur_;
+  c.s.checks = {target_};
+  c.s.expect_fail = {target_.name};
+  pass_ = "checks";
+  attempt(std::move(c), edits);
+}
+
+void Shrinker::finish(ShrinkResult& r) const {
+  r.scenario = cur_.s;
+  r.scenario.file.clear();  // no longer the file it was read from
+  r.failure = cur_out_.check;
+  r.after = size_of(cur_.s, cur_out_);
+  r.runs = runs_;
+  r.reused = reused_;
+  r.invalid = invalid_;
+  r.exhausted = exhausted_;
+  r.stopped = stopped_;
+  for (const Edit& e : edits_) {
+    if (e.to.empty()) r.removed.push_back(e.subject + (e.from.empty() ? "" : " (" + e.from + ")"));
+    else r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
+  }
+}
+
+ShrinkResult Shrinker::shrink(const Scenario& s) {
+  ShrinkResult r;
+  if (!start(s, r)) return r;
+  normalise(s);
+  ddmin();
+  // Greedy passes until a whole round keeps nothing. Every kept candidate costs a run, so the
+  // budget bounds the rounds.
+  for (std::size_t kept = kept_ + 1; kept != kept_ && !spent();) {
+    kept = kept_;
+    remove_each();
+    remove_children();
+    remove_nodes();
+    remove_buggify();
+    schedule_stochastic();
+    simplify_faults();  // times earlier first: the chaos phase can then end sooner
+    simplify_steps();
+    shorten_phases();
+  }
+  finish(r);
+  return r;
+}
+
+// ---- Removing ----------------------------------------------------------------------------------
+
+/// The faults and steps of `base` whose items (faults first, then steps) `keep` lists.
+bool Shrinker::try_subset(const State& base, const std::vector<std::size_t>& keep) {
+  State c{base.s, {}};
+  c.s.faults.clear();
+  c.s.script.clear();
+  const std::size_t nf = base.s.faults.size();
+  std::vector<Edit> edits;
+  for (std::size_t k = 0; k < nf + base.s.script.size(); ++k) {
+    const bool kept = std::find(keep.begin(), keep.end(), k) != keep.end();
+    if (k < nf && kept) c.s.faults.push_back(base.s.faults[k]);
+    if (k < nf && !kept) edits.push_back(removal("fault " + base.s.faults[k].name, describe(base.s.faults[k])));
+    if (k >= nf && kept) {
+      c.s.script.push_back(base.s.script[k - nf]);
+      c.step_keys.push_back(base.step_keys[k - nf]);
+    }
+    if (k >= nf && !kept) edits.push_back(removal(base.step_keys[k - nf], "at " + offset(base.s.script[k - nf].at)));
+  }
+  return attempt(std::move(c), edits);
+}
+
+/// Zeller's ddmin over the faults and steps together: the smallest subset it can find (each
+/// part removed failing alone) that still fails, in O(n log n) runs when most are noise.
+void Shrinker::ddmin() {
+  pass_ = "faults and steps";
+  const State base = cur_;
+  std::vector<std::size_t> items(base.s.faults.size() + base.s.script.size());
+  std::iota(items.begin(), items.end(), std::size_t{0});
+  if (items.empty() || try_subset(base, {})) return;
+  std::size_t parts = 2;
+  while (items.size() >= 2 && !spent()) {
+    std::vector<std::vector<std::size_t>> chunks(parts);
+    for (std::size_t i = 0; i < items.size(); ++i) chunks[i * parts / items.size()].push_back(items[i]);
+    bool reduced = false;
+    for (const auto& chunk : chunks) {
+      if ((reduced = try_subset(base, chunk))) {
+        items = chunk;
+        parts = 2;
+        break;
+      }
+    }
+    for (std::size_t i = 0; !reduced && i < chunks.size(); ++i) {
+      std::vector<std::size_t> rest;
+      for (std::size_t x : items)
+        if (std::find(chunks[i].begin(), chunks[i].end(), x) == chunks[i].end()) rest.push_back(x);
+      if ((reduced = try_subset(base, rest))) {
+        items = rest;
+        parts = std::max<std::size_t>(parts - 1, 2);
+      }
+    }
+    if (reduced) continue;
+    if (parts >= items.size()) break;
+    parts = std::min(parts * 2, items.size());
+  }
+}
+
+void Shrinker::remove_each() {
+  pass_ = "each fault and step";
+  for (std::size_t i = cur_.s.faults.size(); i-- > 0 && !spent();) {
+    State c = cur_;
+    const Fault f = c.s.faults[i];
+    c.s.faults.erase(c.s.faults.begin() + static_cast<std::ptrdiff_t>(i));
+    attempt(std::move(c), {removal("fault " + f.name, describe(f))});
+  }
+  for (std::size_t i = cur_.s.script.size(); i-- > 0 && !spent();) {
+    State c = cur_;
+    const Edit e = removal(c.step_keys[i], "at " + offset(c.s.script[i].at));
+    c.s.script.erase(c.s.script.begin() + static_cast<std::ptrdiff_t>(i));
+    c.step_keys.erase(c.step_keys.begin() + static_cast<std::ptrdiff_t>(i));
+    attempt(std::move(c), {e});
+  }
+}
+
+/// Whole root trees, subtrees, workers and services, parents first: a subtree that goes takes
+/// its children with it in one run. What a check, a fault or a step names stays (validation).
+void Shrinker::remove_children() {
+  pass_ = "children";
+  std::vector<std::string> paths;
+  collect_paths(cur_.s.trees, "", paths);
+  for (const std::string& p : paths) {
+    if (spent()) return;
+    State c = cur_;
+    std::string what;
+    if (!erase_path(c.s.trees, "", p, what)) continue;  // gone with its parent
+    const bool root = p.find('/', 1) == std::string::npos;
+    attempt(std::move(c), {removal((root ? "tree " : "child ") + p, what)});
+  }
+}
+
+/// Nodes (with their links), then links; a node something still runs on or names stays.
+void Shrinker::remove_nodes() {
+  pass_ = "nodes and links";
+  for (std::size_t i = cur_.s.nodes.size(); i-- > 0 && !spent();) {
+    State c = cur_;
+    const std::string name = c.s.nodes[i].name;
+    c.s.nodes.erase(c.s.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+    std::erase_if(c.s.links, [&](const LinkDecl& l) { return l.from == name || l.to == name; });
+    attempt(std::move(c), {removal("node " + name)});
+  }
+  for (std::size_t i = cur_.s.links.size(); i-- > 0 && !spent();) {
+    State c = cur_;
+    const LinkDecl l = c.s.links[i];
+    c.s.links.erase(c.s.links.begin() + static_cast<std::ptrdiff_t>(i));
+    attempt(std::move(c), {removal("link " + l.from + " -> " + l.to)});
+  }
+}
+
+/// Each buggify point the scenario turns on (a swarm case's): what is left is what the failure needs.
+void Shrinker::remove_buggify() {
+  pass_ = "buggify points";
+  for (std::size_t i = cur_.s.buggify.size(); i-- > 0 && !spent();) {
+    State c = cur_;
+    const std::string point = c.s.buggify[i];
+    c.s.buggify.erase(c.s.buggify.begin() + static_cast<std::ptrdiff_t>(i));
+    attempt(std::move(c), {removal("buggify point " + point)});
+  }
+}
+
+// ---- Moving values -----------------------------------------------------------------------------
+
+/// Moves `value` toward simpler values while `keep` accepts them. With `shorter`: a binary
+/// search over round values below it, to the millisecond (the shortest that still fails, if
+/// failing is monotone in it).
+/// Then the nearest rounder values, coarsest first, until one is kept.
+void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep) {
+  if (shorter) {
+    Duration lo = Duration::zero();
+    Duration hi = value;
+    while (!spent() && (hi - lo).ns * kPrecision > hi.ns) {
+      const std::optional<Duration> mid = roundest_between(lo, hi, grain(value));
+      if (!mid) break;
+      (keep(*mid) ? hi : lo) = *mid;
+    }
+    value = hi;
+  }
+  for (Duration d : rounder(value))
+    if (spent() || keep(d)) return;
+}
+
+/// The ways a stochastic fault that acted at `times` can be scheduled instead, simplest first:
+/// once when it first acted, once when it last did, and its last two injections (`every` the gap
+/// between them, `until` just after the second: a failure that needs two faults close together).
+std::vector<Fault> scheduled(const Fault& f, const std::vector<Time>& times) {
+  Fault once = f;
+  once.mtbf.reset();
+  once.until.reset();
+  std::vector<Fault> out;
+  for (Time t : {times.front(), times.back()}) {
+    once.at = t;
+    if (out.empty() || out.back() != once) out.push_back(once);
+  }
+  if (times.size() < 2 || times[times.size() - 2] == times.back()) return out;
+  Fault twice = once;
+  twice.at = times[times.size() - 2];
+  twice.every = times.back() - *twice.at;
+  twice.until = times.back() + kNanosecond;
+  out.push_back(twice);
+  return out;
+}
+
+/// A stochastic fault that acted becomes a scheduled one (scheduled() says how): no draws left to
+/// read, and times the next passes can move and round.
+void Shrinker::schedule_stochastic() {
+  pass_ = "stochastic faults";
+  for (std::size_t i = 0; i < cur_.s.faults.size() && !spent(); ++i) {
+    const Fault f = cur_.s.faults[i];
+    const auto it = cur_out_.acted.find(f.name);
+    if (!f.mtbf || it == cur_out_.acted.end() || it->second.empty()) continue;
+    for (const Fault& g : scheduled(f, it->second)) {
+      State c = cur_;
+      c.s.faults[i] = g;
+      if (attempt(std::move(c), {{"fault " + f.name, "timing", timing(f), timing(g)}})) break;
+    }
+  }
+}
+
+/// The chaos phase, shorter. The quiet phase stays as written: it is the time the system is given
+/// to recover, and a check that judges the end (converges, alive, leader_at_end) would fail
+/// without it for want of time, not because of the bug.
+void Shrinker::shorten_phases() {
+  pass_ = "chaos phase";
+  const std::string was = format_duration(cur_.s.duration);
+  simplify(cur_.s.duration, true, [&](Duration d) {
+    State c = cur_;
+    c.s.duration = d;
+    return attempt(std::move(c), {{"chaos phase", "", was, format_duration(d)}});
+  });
+}
+
+void Shrinker::simplify_faults() {
+  pass_ = "fault times and knobs";
+  for (std::size_t i = 0; i < cur_.s.faults.size() && !spent(); ++i) simplify_fault(i);
+}
+
+/// A cut between fewer nodes: each node taken out of either side while the side keeps one (an
+/// empty `to` side, every other node, stays as it is).
+void Shrinker::narrow_sides(std::size_t i) {
+  for (const bool a : {true, false}) {
+    for (std::size_t k = (a ? cur_.s.faults[i].side_a : cur_.s.faults[i].side_b).size(); k-- > 0 && !spent();) {
+      if ((a ? cur_.s.faults[i].side_a : cur_.s.faults[i].side_b).size() < 2) break;
+      State c = cur_;
+      std::vector<Atom>& side = a ? c.s.faults[i].side_a : c.s.faults[i].side_b;
+      side.erase(side.begin() + static_cast<std::ptrdiff_t>(k));
+      const Edit e{"fault " + c.s.faults[i].name, "sides", aim(cur_.s.faults[i]), aim(c.s.faults[i])};
+      attempt(std::move(c), {e});
+    }
+  }
+}
+
+/// One fault: a narrower cut, `every` and `until` dropped, each duration knob, its ratio.
+void Shrinker::simplify_fault(std::size_t i) {
+  narrow_sides(i);
+  const std::string subject = "fault " + cur_.s.faults[i].name;
+  auto change = [&](const char* field, auto&& mutate, std::string from, auto&& to_text) {
+    State c = cur_;
+    mutate(c.s.faults[i]);
+    const Edit e{subject, field, std::move(from), to_text(c.s.faults[i])};
+    return attempt(std::move(c), {e});
+  };
+  const std::string when = timing(cur_.s.faults[i]);
+  if (cur_.s.faults[i].every) change("timing", [](Fault& f) { f.every.reset(); }, when, timing);
+  if (cur_.s.faults[i].until) change("timing", [](Fault& f) { f.until.reset(); }, timing(cur_.s.faults[i]), timing);
+  for (const Knob& k : kKnobs) {
+    const std::optional<Duration> v = k.get(cur_.s.faults[i]);
+    if (!v) continue;
+    const bool is_timing = std::string_view(k.field) == "timing";
+    const std::string from = is_timing ? timing(cur_.s.faults[i]) : format_duration(*v);
+    simplify(*v, k.shorter, [&](Duration d) {
+      return change(k.field, [&](Fault& f) { k.set(f, d); }, from,
+                    [&](const Fault& f) { return is_timing ? timing(f) : format_duration(d); });
+    });
+  }
+  const Ratio was = cur_.s.faults[i].ratio;
+  if (was == Ratio::never()) return;
+  for (Ratio r : rounder(was)) {
+    if (spent()) return;
+    if (change("ratio", [&](Fault& f) { f.ratio = r; }, format_ratio(was), [&](const Fault&) { return format_ratio(r); })) return;
+  }
+}
+
+/// Each step earlier and at a rounder time; a stop_task's grace shorter.
+void Shrinker::simplify_steps() {
+  pass_ = "step times";
+  for (std::size_t i = 0; i < cur_.s.script.size() && !spent(); ++i) {
+    const std::string at = offset(cur_.s.script[i].at);
+    if (cur_.s.script[i].at > Time{}) {
+      simplify(cur_.s.script[i].at - Time{}, true, [&](Duration d) {
+        State c = cur_;
+        c.s.script[i].at = Time{} + d;
+        const Edit e{c.step_keys[i], "at", at, offset(Time{} + d)};
+        return attempt(std::move(c), {e});
+      });
+    }
+    if (cur_.s.script[i].op != Step::Op::stop_task || cur_.s.script[i].grace <= Duration::zero()) continue;
+    const std::string grace = format_duration(cur_.s.script[i].grace);
+    simplify(cur_.s.script[i].grace, true, [&](Duration d) {
+      State c = cur_;
+      c.s.script[i].grace = d;
+      const Edit e{c.step_keys[i], "grace", grace, format_duration(d)};
+      return attempt(std::move(c), {e});
+    });
+  }
+}
+
+}  // namespace
+
+std::size_t count_processes(const Scenario& s) { return count_nodes(s.trees); }
+
+ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o) {
+  return Shrinker(o, o.registry != nullptr ? *o.registry : Registry::builtin()).shrink(s);
+}
+
+}  // namespace lic::scenarios

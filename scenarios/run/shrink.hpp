@@ -1,0 +1,113 @@
+#pragma once
+// Shrinking a failure (issue 15, docs/shrinking.md): a scenario and a seed on which a check fails
+// in; out, a smaller scenario on which the same check still fails at the same seed, to be written
+// as an ordinary file (file/write.hpp) that a person can read, run and keep. `letitcrash shrink`
+// calls it; so can a user's own code, or a sweep for its failing seeds.
+//
+// Every candidate is validated (file/validate.hpp), must read back from its YAML as itself (so
+// the written file is the scenario that was judged), and is judged by running it with the fixed
+// seed and tie-break. The library never reads a clock: a caller with a wall-time budget passes
+// `stop`. The run budget (`max_runs`) bounds the whole search, so it always ends.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/checks/table.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace lic::scenarios {
+
+/// How big a scenario and its run are: what shrinking makes smaller.
+struct ShrinkSize {
+  std::size_t faults = 0;
+  std::size_t steps = 0;      ///< script steps
+  std::size_t processes = 0;  ///< what the trees declare: supervisors (roots too), workers, lifecycle services
+  std::size_t nodes = 0;      ///< declared nodes
+  std::size_t checks = 0;     ///< the checks the run judges (the defaults when the file names none)
+  Duration virtual_time{};    ///< how long the run ran
+  std::uint64_t events = 0;   ///< trace events
+};
+
+/// What the shrinker reports after each run.
+struct ShrinkProgress {
+  std::size_t runs = 0;      ///< candidate runs so far
+  std::size_t max_runs = 0;
+  std::string_view pass;     ///< what it is trying now: "faults and steps", "children", ...
+  std::size_t kept = 0;      ///< candidates that still failed and were kept
+  ShrinkSize current;        ///< the smallest failing scenario so far
+};
+
+struct ShrinkOptions {
+  std::optional<std::uint64_t> seed{};   ///< default: the scenario's
+  std::optional<TieBreak> tie_break{};   ///< default: the scenario's
+  const Registry* registry = nullptr;    ///< null: Registry::builtin()
+  /// Candidate runs at most (the first run, which judges the scenario as given, is not one).
+  std::size_t max_runs = 500;
+  /// Asked before every candidate run; true ends the search with what it has (the CLI's
+  /// --max-seconds). Empty: never.
+  std::function<bool()> stop{};
+  /// Called after every run.
+  std::function<void(const ShrinkProgress&)> progress{};
+  /// Keep a candidate whenever the check fails, in whatever words. Off by default: a check
+  /// shrunk that way slips to the emptiest failure it has ("nothing to conserve" once every
+  /// process is gone).
+  bool any_failure = false;
+};
+
+struct ShrinkResult {
+  /// The scenario fails at the seed. False: it passes, nothing was shrunk, and the rest is empty.
+  bool failed = false;
+  std::uint64_t seed = 0;
+  TieBreak tie_break = TieBreak::fifo;
+  /// The shrunk scenario, self-contained: its `seed` and `tie_break` are those judged, its checks
+  /// the kept one alone, and `expect: {fail: [...]}` names it.
+  Scenario scenario;
+  CheckDecl check;       ///< the check kept: the first that failed (one `expect: fail` names, if any)
+  CheckResult original;  ///< its verdict in the first run
+  CheckResult failure;   ///< its verdict on the shrunk scenario
+  ShrinkSize before;
+  ShrinkSize after;
+  std::size_t runs = 0;     ///< candidate runs (at most max_runs); the first run is not counted
+  std::size_t reused = 0;   ///< candidates tried before, answered without a run
+  std::size_t invalid = 0;  ///< candidates that did not validate or read back: never run
+  bool exhausted = false;   ///< max_runs ran out before nothing more could be removed
+  bool stopped = false;     ///< `stop` ended it
+  std::vector<std::string> removed;  ///< what was taken out, one line each: "fault gc_c1 (pause c1, mtbf 10m)"
+  std::vector<std::string> changed;  ///< what was moved: "chaos phase: 20m -> 1m"
+};
+
+/// Shrinks `s` (which must have passed validation) while the same check fails at the seed.
+///
+/// "The same failure": the first check of the scenario that fails at the seed (preferring one its
+/// `expect: {fail: [...]}` names), by name and arguments, failing in the same words: its detail's
+/// first clause (up to the first ';'), numbers, times and plurals aside ("519 of 1047 leader
+/// writes came from a node that did not lead: c2 wrote while c3 held ..." is "3 of 80 leader
+/// writes came from ...: c1 wrote while c2 held ..."; any_failure drops the words).
+/// A candidate is kept when that holds and its trace is no longer than the original's.
+///
+/// In order: the other checks go; delta debugging (ddmin) over the faults and steps together;
+/// then greedy passes until none removes or moves anything: each fault and step alone, children
+/// and whole subtrees (and root trees), nodes and links, stochastic faults made scheduled at
+/// when they acted, the chaos phase shortened (a binary search over round values; the quiet
+/// phase, the time given to recover, stays), each fault's cut narrowed, its times made earlier
+/// and rounder, its windows shorter, its mtbf, ratio and clock skew rounder, each step earlier
+/// and a stop_task's grace shorter. What the processes are stays as written: a behaviour's
+/// arguments, the supervisors' flags, the child specs (another `variant` of the coordinator is
+/// another system, with bugs of its own).
+ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o = {});
+
+/// A check's failure in its own words, as shrink() compares two: the detail's first clause (up
+/// to the first ';'), each number, time and duration (and a name's digits) as '#', and the plural
+/// 's' of the word after a count dropped.
+std::string failure_words(std::string_view detail);
+
+/// Supervisors (roots too), workers and lifecycle services in the trees.
+std::size_t count_processes(const Scenario& s);
+
+}  // namespace lic::scenarios

@@ -1,0 +1,186 @@
+#include "tools/letitcrash/shrink.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <system_error>
+
+#include "reports/atomic_file.hpp"
+#include "scenarios/file/write.hpp"
+#include "scenarios/run/report.hpp"
+#include "scenarios/run/shrink.hpp"
+#include "scenarios/run/swarm.hpp"
+
+namespace lic::tools {
+
+namespace {
+
+using scenarios::ShrinkProgress;
+using scenarios::ShrinkResult;
+using scenarios::ShrinkSize;
+
+/// The search's progress on stderr: one line redrawn in place on a terminal (at most ten times a
+/// second), else a plain line each time it starts a new pass (a CI log stays short).
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool tty) : tty_(tty) {}
+
+  void update(const ShrinkProgress& p) {
+    const ShrinkSize& z = p.current;
+    const std::string what = fmt::format("run {}/{}, {}: faults {}, steps {}, processes {}, events {}", p.runs,
+                                         p.max_runs, p.pass, z.faults, z.steps, z.processes, z.events);
+    if (!tty_) {
+      if (p.pass == pass_) return;
+      pass_ = p.pass;
+      std::fputs(fmt::format("shrink: {}\n", what).c_str(), stderr);
+      return;
+    }
+    const Clock::time_point now = Clock::now();
+    if (now - drawn_ < std::chrono::milliseconds(100)) return;
+    drawn_ = now;
+    std::string line = "\rshrink: " + what;
+    const std::size_t width = line.size();
+    if (width < width_) line += std::string(width_ - width, ' ');  // wipe the longer line before
+    width_ = width;
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  }
+
+  /// Ends the redrawn line, so that what follows starts on a line of its own.
+  void end() const {
+    if (tty_ && width_ > 0) std::fputs("\n", stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool tty_;
+  std::string pass_;
+  Clock::time_point drawn_{};
+  std::size_t width_ = 0;
+};
+
+/// A run's length as `run` prints it: 180.022s.
+std::string seconds(Duration d) { return format_time(Time{} + d); }
+
+void print_sizes(const ShrinkSize& b, const ShrinkSize& a) {
+  fmt::print("  {:<14} {:>12} {:>12}\n", "", "before", "after");
+  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> rows[] = {
+      {"faults", {b.faults, a.faults}},          {"steps", {b.steps, a.steps}}, {"processes", {b.processes, a.processes}},
+      {"nodes", {b.nodes, a.nodes}},             {"checks", {b.checks, a.checks}}, {"events", {b.events, a.events}}};
+  for (const auto& [name, v] : rows) fmt::print("  {:<14} {:>12} {:>12}\n", name, v.first, v.second);
+  fmt::print("  {:<14} {:>12} {:>12}\n", "virtual time", seconds(b.virtual_time), seconds(a.virtual_time));
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+/// What the file says about itself: where it came from, what fails, what was taken out and how
+/// to run it. Comment lines, so the file reads back as the scenario alone.
+std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string& reproduce) {
+  const ShrinkSize& b = r.before;
+  const ShrinkSize& z = r.after;
+  std::string h = fmt::format("# Shrunk by `letitcrash shrink` from {}, seed {}{}, tie-break {}, in {} runs.\n", a.file, r.seed,
+                              a.swarm ? " (its swarm configuration: the faults it turned on and the buggify points)" : "",
+                              to_string(r.tie_break), r.runs);
+  h += fmt::format("# It fails {} as the original did:\n#   {}\n", r.failure.name, one_line(r.failure.detail));
+  h += fmt::format("# Before -> after: faults {} -> {}, steps {} -> {}, processes {} -> {}, nodes {} -> {}, virtual time {} -> {}, "
+                   "events {} -> {}.\n",
+                   b.faults, z.faults, b.steps, z.steps, b.processes, z.processes, b.nodes, z.nodes,
+                   seconds(b.virtual_time), seconds(z.virtual_time), b.events, z.events);
+  if (r.exhausted || r.stopped) h += "# The budget ran out before nothing more could go: it may shrink further.\n";
+  if (!r.removed.empty()) h += "# Removed:\n";
+  for (const std::string& x : r.removed) h += "#   " + one_line(x) + "\n";
+  if (!r.changed.empty()) h += "# Changed:\n";
+  for (const std::string& x : r.changed) h += "#   " + one_line(x) + "\n";
+  return h + "# Reproduce: " + reproduce + "\n";
+}
+
+void print_result(const ShrinkResult& r, const ShrinkArgs& a) {
+  fmt::print("shrunk in {} runs (after the one that judged the seed; {} candidate{} tried before, {} did not validate){}\n",
+             r.runs, r.reused, r.reused == 1 ? "" : "s", r.invalid,
+             r.exhausted ? fmt::format(": --max-runs {} ran out, a larger budget may shrink it further", a.max_runs)
+             : r.stopped ? fmt::format(": --max-seconds {} ran out, a larger budget may shrink it further", *a.max_seconds)
+                         : "");
+  print_sizes(r.before, r.after);
+  if (!r.removed.empty()) fmt::print("removed:\n");
+  for (const std::string& x : r.removed) fmt::print("  {}\n", x);
+  if (!r.changed.empty()) fmt::print("changed:\n");
+  for (const std::string& x : r.changed) fmt::print("  {}\n", x);
+  fmt::print("still fails: {} {}\n", r.failure.name, r.failure.detail);
+}
+
+/// The options the library gets: the budget, and the clock the library never reads.
+scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, ProgressLine& line) {
+  scenarios::ShrinkOptions o;
+  o.seed = a.seed;
+  o.tie_break = a.tie_break;
+  o.registry = cli.registry;
+  o.max_runs = a.max_runs;
+  o.progress = [&line](const ShrinkProgress& p) { line.update(p); };
+  if (a.max_seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(*a.max_seconds);
+    o.stop = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string default_shrunk_path(const std::string& file) {
+  return std::filesystem::path(file).stem().string() + ".shrunk.yaml";
+}
+
+int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
+  if (a.max_runs == 0 || (a.max_seconds && !(*a.max_seconds > 0))) {
+    std::fprintf(stderr, "shrink: a budget of 0 (--max-runs, --max-seconds) cannot shrink anything: give 1 or more\n");
+    return 2;
+  }
+  std::optional<scenarios::Scenario> s = load_or_report(a.file, *cli.registry);
+  if (!s) return 2;
+  if (a.swarm) {  // the seed's configuration, written out as plain faults (and the buggify points it needs)
+    scenarios::Swarmed sw = scenarios::swarm(*s, a.seed.value_or(s->seed), *cli.registry);
+    fmt::print("swarm: {}\n", scenarios::describe(sw.choice));
+    s = std::move(sw.scenario);
+  }
+  const std::string out = a.out.empty() ? default_shrunk_path(a.file) : a.out;
+  std::error_code ec;
+  if (std::filesystem::equivalent(out, a.file, ec)) {
+    std::fprintf(stderr, "shrink: --out %s is the file being shrunk: give another path\n", out.c_str());
+    return 2;
+  }
+  fmt::print("shrink: {} ({}), seed {}, tie-break {}\n", s->name, a.file, a.seed.value_or(s->seed),
+             to_string(a.tie_break.value_or(s->tie_break)));
+  std::fflush(stdout);
+  ProgressLine line(isatty(fileno(stderr)) != 0);
+  ShrinkResult r;
+  try {
+    r = scenarios::shrink(*s, options(cli, a, line));
+  } catch (const std::exception& e) {  // the scenario as given cannot run
+    line.end();
+    std::fprintf(stderr, "shrink: %s: %s\n", a.file.c_str(), e.what());
+    return 2;
+  }
+  line.end();
+  if (!r.failed) {
+    fmt::print("shrink: seed {} passes every check of {}: nothing to shrink, no file written\n", r.seed, a.file);
+    return 1;
+  }
+  print_result(r, a);
+  const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(out);
+  const std::string error = reports::write_file_atomically(out, header(r, a, reproduce) + scenarios::to_yaml(r.scenario));
+  if (!error.empty()) {
+    std::fprintf(stderr, "shrink: %s\n", error.c_str());
+    return 2;
+  }
+  fmt::print("wrote: {}\nreproduce: {}\n", out, reproduce);
+  return 0;
+}
+
+}  // namespace lic::tools

@@ -1,0 +1,32 @@
+#pragma once
+// `letitcrash shrink`: a scenario file and a failing seed in; out, a smaller scenario file that
+// fails the same check (the library's scenarios/run/shrink.hpp; docs/shrinking.md). Here: the
+// arguments, the progress line, the before/after table, and the file with its comment header.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tools/letitcrash/commands.hpp"
+
+namespace lic::tools {
+
+struct ShrinkArgs {
+  std::string file;
+  std::optional<std::uint64_t> seed;      ///< default: the file's
+  std::optional<TieBreak> tie_break;      ///< default: the file's
+  std::string out;                        ///< empty: default_shrunk_path(file)
+  std::size_t max_runs = 500;             ///< candidate runs at most
+  std::optional<double> max_seconds;      ///< wall time at most; none: no limit
+  bool swarm = false;                     ///< shrink the seed's swarm configuration (run/swarm.hpp)
+};
+
+/// Where the shrunk file goes by default: `<file's stem>.shrunk.yaml` in the current directory
+/// (beside what the user is working on, never over the file it came from).
+std::string default_shrunk_path(const std::string& file);
+
+/// Exit code: 0 the shrunk file was written, 1 the seed passes (nothing written), 2 bad input.
+int shrink_command(const Invocation& cli, const ShrinkArgs& a);
+
+}  // namespace lic::tools
