@@ -224,6 +224,11 @@ struct Simulation::Impl {
   std::size_t paused_nodes = 0;  // nodes with a pause pending (a fast check in dispatch)
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
+  Time instant{};                // budgets: the instant of the last event, and how many ran at it
+  std::uint64_t at_instant = 0;
+  std::vector<Pid> recent;       // the last processes run (a livelock names them)
+  /// An exception when the event about to run at `t` goes over a budget (SimOptions).
+  std::exception_ptr over_budget(Time t);
   std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)
 
   explicit Impl(Simulation& s);

@@ -5,6 +5,8 @@
 //  - a process's code runs only while `current` is that process;
 //  - a fiber that is not the runner is either bound to a blocked process or parked in a pool.
 
+#include <fmt/format.h>
+
 #include <cassert>
 #include <exception>
 #include <utility>
@@ -76,6 +78,16 @@ void Simulation::Impl::loop() {
     drain_unwind();
     EventQueue::Entry e;
     if (budget > 0 && queue.pop_until(deadline, e)) {
+      if (std::exception_ptr over = over_budget(e.time)) {
+        failure = over;
+        sim.fibers_.switch_to(sim.fibers_.main());
+        if (tearing_down) throw FiberEnd{};
+        continue;
+      }
+      if (e.item.type == kRun) {
+        if (recent.size() == 8) recent.erase(recent.begin());
+        recent.push_back(Pid{e.item.a});
+      }
       sim.now_ = e.time;
       ++sim.events_;
       --budget;
@@ -85,6 +97,28 @@ void Simulation::Impl::loop() {
     sim.fibers_.switch_to(sim.fibers_.main());
     if (tearing_down) throw FiberEnd{};
   }
+}
+
+std::exception_ptr Simulation::Impl::over_budget(Time t) {
+  const SimOptions& o = sim.opts_;
+  at_instant = t == instant ? at_instant + 1 : 1;
+  instant = t;
+  const auto where = [&] { return fmt::format("at t={}, event {}", format_time(sim.now_), sim.events_); };
+  if (o.max_events != 0 && sim.events_ >= o.max_events)
+    return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: {} events (--max-events) {}", o.max_events, where())));
+  if (o.max_trace_bytes != 0 && sim.events_ % 4096 == 0 && sim.trace_.events().size() * sizeof(TraceEvent) > o.max_trace_bytes)
+    return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
+                                                              sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));
+  if (o.max_events_at_instant == 0 || at_instant <= o.max_events_at_instant) return nullptr;
+  std::string who;
+  for (Pid p : recent) {
+    const Process* q = find(p);
+    const std::string name = q != nullptr && !q->label.name.empty() ? std::string(q->label.name.text()) : fmt::format("<{}>", p.id);
+    if (who.find(name) == std::string::npos) who += (who.empty() ? "" : ", ") + name;
+  }
+  return std::make_exception_ptr(BudgetExceeded(fmt::format(
+      "livelock: {} events at t={} without virtual time passing (the last to run: {}); a retry or a message loop with no delay",
+      at_instant - 1, format_time(t), who.empty() ? std::string("no process: timers and callbacks") : who)));
 }
 
 void Simulation::Impl::dispatch(const EventQueue::Entry& e) {

@@ -34,6 +34,18 @@ struct SimOptions {
   std::size_t process_stack_bytes = 64 * 1024;  ///< free-form processes (virtual size)
   std::size_t runner_stack_bytes = 256 * 1024;  ///< fibers that run the loop and callbacks
   Atom default_node = Atom("node0");
+  // Budgets (docs/robustness.md): a run over one ends with BudgetExceeded. 0: none.
+  std::uint64_t max_events = 0;            ///< kernel events over the run
+  std::uint64_t max_trace_bytes = 0;       ///< memory the kept trace may take
+  /// Events at one virtual instant in a row: more is a livelock (time would never pass), an
+  /// error naming the processes that ran last. (Off by default here: a benchmark spawning a
+  /// million processes at t=0 is no livelock; scenario runs set it, run/runner.hpp's Budgets.)
+  std::uint64_t max_events_at_instant = 0;
+};
+
+/// A run went over one of SimOptions' budgets; what() says which, at what time and event.
+struct BudgetExceeded : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// A snapshot of one process for tests and reports.

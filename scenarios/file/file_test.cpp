@@ -115,7 +115,8 @@ ServiceDecl gen_service(const std::string& name, const std::vector<std::string>&
   if (*rc::gen::arbitrary<bool>()) {
     s.restart.initial_delay = gen_duration(5'000, true);
     s.restart.max_delay = gen_duration(100'000, true);
-    s.restart.factor = reduce(Ratio{*rc::gen::inRange<std::uint64_t>(1, 40), *rc::gen::inRange<std::uint64_t>(1, 11)});
+    const auto den = *rc::gen::inRange<std::uint64_t>(1, 11);  // a factor of 1 or more: below 1 is refused
+    s.restart.factor = reduce(Ratio{*rc::gen::inRange<std::uint64_t>(den, 4 * den + 1), den});
     s.restart.jitter = gen_ratio();
     s.restart.max_attempts = *rc::gen::inRange<std::uint32_t>(0, 20);
   }

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -350,16 +352,23 @@ void read_args(Reader& rd, const YAML::Node& n, std::vector<std::pair<std::strin
   }
 }
 
+/// A backoff that can reach a delay of 0 retries at once, for ever, at one virtual instant (the
+/// run would never end): the delays must be more than 0 and must not shrink.
 void read_backoff(Reader& rd, const YAML::Node& n, supervision::BackoffPolicy& p) {
   for (const Entry& e : rd.entries(n, "restart (backoff)", {"initial_delay", "max_delay", "factor", "jitter", "max_attempts"})) {
-    if (e.key == "initial_delay") rd.duration(e.value, "initial_delay", p.initial_delay);
-    else if (e.key == "max_delay") rd.duration(e.value, "max_delay", p.max_delay);
+    if (e.key == "initial_delay" || e.key == "max_delay") {
+      Duration& d = e.key == "initial_delay" ? p.initial_delay : p.max_delay;
+      if (rd.duration(e.value, e.key, d) && d <= Duration::zero())
+        rd.error(e.value, e.key + " must be more than 0: a retry after 0 s, for ever, would never let virtual time pass");
+    }
     else if (e.key == "jitter") rd.ratio(e.value, "jitter", p.jitter);
     else if (e.key == "max_attempts") rd.integer<std::uint32_t>(e.value, "max_attempts", p.max_attempts, 0, 1'000'000);
     else if (e.key == "factor") {
       std::string t;
       if (rd.scalar(e.value, "factor", t) && !parse_factor(t, p.factor)) {
         rd.error(e.value, "factor must be a positive number such as 2, 1.5 or 3/2, not '" + t + "'");
+      } else if (!t.empty() && p.factor.num < p.factor.den) {
+        rd.error(e.value, "factor must be 1 or more: " + t + " shrinks each delay until the retries come at once, for ever");
       }
     }
   }
@@ -972,16 +981,57 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
 
 }  // namespace
 
+namespace {
+
+/// Where `text` stops being what YAML reads: a byte that is not UTF-8, or a control character
+/// (YAML allows tab, line feed and carriage return only). Names reach JSON and terminals, so this
+/// is refused here, at its line and column, not later by a writer.
+std::optional<Diagnostic> unreadable_byte(std::string_view text) {
+  int line = 1;
+  int col = 1;
+  for (std::size_t i = 0; i < text.size(); ++col) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size();
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (ok && len == 2) ok = c >= 0xC2;  // no overlong forms
+    if (!ok) return Diagnostic{{line, col}, fmt::format("the file is not UTF-8: byte 0x{:02X} (scenario files are UTF-8 text)", c)};
+    if (len == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F))
+      return Diagnostic{{line, col}, fmt::format("a control character (0x{:02X}) is not allowed in a scenario file", c)};
+    if (c == '\n') line += 1, col = 0;
+    i += len;
+  }
+  return std::nullopt;
+}
+
+/// The file's one document; a second one is an error at its start (it would be ignored).
+std::optional<YAML::Node> one_document(std::string_view text, std::vector<Diagnostic>& errors) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    errors.push_back({e.mark.is_null() ? Mark{} : Mark{e.mark.line + 1, e.mark.column + 1}, "YAML: " + e.msg});
+    return std::nullopt;
+  }
+  if (docs.size() > 1) {
+    errors.push_back({mark_of(docs[1]), "a scenario file holds one YAML document; a second one starts here (split it into two files)"});
+    return std::nullopt;
+  }
+  return docs.empty() ? YAML::Node() : docs.front();
+}
+
+}  // namespace
+
 ParseResult parse_scenario(std::string_view text, const std::string& file, const Registry& registry) {
   ParseResult out;
   out.scenario.file = file;
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    out.errors.push_back({e.mark.is_null() ? Mark{} : Mark{e.mark.line + 1, e.mark.column + 1}, "YAML: " + e.msg});
+  if (std::optional<Diagnostic> bad = unreadable_byte(text)) {
+    out.errors.push_back(std::move(*bad));
     return out;
   }
+  const std::optional<YAML::Node> parsed = one_document(text, out.errors);
+  if (!parsed) return out;
+  const YAML::Node doc = *parsed;
   if (!doc || doc.IsNull()) {
     out.errors.push_back({Mark{1, 1}, "the file is empty: a scenario needs at least `scenario` and `tree`"});
     return out;

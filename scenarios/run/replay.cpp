@@ -40,7 +40,8 @@ class Comparer final : public TraceSink {
 
 /// The run header's options, or an error.
 std::string read_header(const std::string& file, const nlohmann::json& h, RunOptions& o) {
-  if (h.is_discarded() || !h.is_object() || h.value("kind", "") != "letitcrash_run" || !h.contains("yaml") ||
+  // Every field's type is checked before it is read: a header is the user's file, not ours.
+  if (h.is_discarded() || !h.is_object() || !h.contains("kind") || !h["kind"].is_string() || h["kind"] != "letitcrash_run" || !h.contains("yaml") ||
       !h["yaml"].is_string() || !h.contains("seed") || !h["seed"].is_number_unsigned())
     return file + ":1:1: not a letitcrash trace: the first line must be the run header that `run --out` writes";
   o.seed = h["seed"].get<std::uint64_t>();
@@ -57,7 +58,7 @@ std::string read_header(const std::string& file, const nlohmann::json& h, RunOpt
 
 }  // namespace
 
-ReplayOutcome replay(const std::string& trace_file, const Registry& registry) {
+ReplayOutcome replay(const std::string& trace_file, const Registry& registry, const Budgets& budgets) {
   ReplayOutcome out;
   std::ifstream in(trace_file);
   if (!in) {
@@ -82,6 +83,7 @@ ReplayOutcome replay(const std::string& trace_file, const Registry& registry) {
   o.sinks.push_back(&cmp);
   o.trace = TraceMode::hash;
   o.registry = &registry;
+  o.budgets = budgets;
   const RunResult r = run(p.scenario, o);
   out.scenario = p.scenario.name;
   out.seed = *o.seed;

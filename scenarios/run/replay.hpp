@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scenarios/registry.hpp"
+#include "scenarios/run/runner.hpp"
 
 namespace lic::scenarios {
 
@@ -29,6 +30,7 @@ struct ReplayOutcome {
 };
 
 /// Replays `trace_file` with the behaviours and checks of `registry`.
-ReplayOutcome replay(const std::string& trace_file, const Registry& registry = Registry::builtin());
+ReplayOutcome replay(const std::string& trace_file, const Registry& registry = Registry::builtin(),
+                     const Budgets& budgets = {});
 
 }  // namespace lic::scenarios

@@ -41,6 +41,9 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   so.tie_break = opts.tie_break.value_or(s.tie_break);
   so.trace = opts.trace;
   so.default_node = Atom(s.default_node());
+  so.max_events = opts.budgets.max_events;
+  so.max_trace_bytes = opts.budgets.max_memory_bytes;
+  so.max_events_at_instant = opts.budgets.max_events_at_instant;
   auto sim = std::make_unique<Simulation>(so);
   for (TraceSink* sink : opts.sinks) sim->trace().add_sink(sink);
   for (const NodeDecl& n : s.nodes) {

@@ -21,6 +21,17 @@
 
 namespace lic::scenarios {
 
+/// What a run may use before it is stopped with sim's BudgetExceeded (docs/robustness.md). The
+/// defaults are far above what the catalogue and the 24-hour pipeline benchmark need, and stop a
+/// hostile file (a fault `every: 1ns`) within seconds. 0: no limit.
+struct Budgets {
+  std::uint64_t max_events = 200'000'000;           ///< kernel events
+  std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;  ///< what the kept trace may take
+  /// Kernel events at one virtual instant in a row: more is a livelock. A 10,000-child tree
+  /// booting at t=0 takes about 100,000.
+  std::uint64_t max_events_at_instant = 5'000'000;
+};
+
 struct RunOptions {
   std::optional<std::uint64_t> seed{};      ///< overrides the file's seed
   std::optional<TieBreak> tie_break{};      ///< overrides the file's tie-break
@@ -31,6 +42,7 @@ struct RunOptions {
   std::vector<TraceSink*> sinks{};  ///< streamed every event (e.g. a JSON-lines writer)
   /// Where the file's behaviour and check names are looked up; null: Registry::builtin().
   const Registry* registry = nullptr;
+  Budgets budgets{};
 };
 
 /// One supervisor's final state, for `final` in the JSON summary.

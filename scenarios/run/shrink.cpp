@@ -337,6 +337,7 @@ RunResult Shrinker::run_one(const Scenario& s) const {
   ro.seed = seed_;
   ro.tie_break = tie_;
   ro.registry = &reg_;
+  ro.budgets = o_.budgets;
   // TraceMode::keep, the default, is the cheapest that judges: the checks read the kept trace
   // (hash mode keeps none, and every check would judge an empty one).
   return run(s, ro);

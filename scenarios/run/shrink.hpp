@@ -19,6 +19,7 @@
 
 #include "scenarios/checks/table.hpp"
 #include "scenarios/registry.hpp"
+#include "scenarios/run/runner.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace lic::scenarios {
@@ -47,6 +48,7 @@ struct ShrinkOptions {
   std::optional<std::uint64_t> seed{};   ///< default: the scenario's
   std::optional<TieBreak> tie_break{};   ///< default: the scenario's
   const Registry* registry = nullptr;    ///< null: Registry::builtin()
+  Budgets budgets{};                     ///< each run's (run/runner.hpp)
   /// Candidate runs at most (the first run, which judges the scenario as given, is not one).
   std::size_t max_runs = 500;
   /// Asked before every candidate run; true ends the search with what it has (the CLI's

@@ -107,6 +107,7 @@ SeedResult run_seed(const Scenario& s, std::uint64_t seed, const SweepOptions& o
   ro.tie_break = o.tie_break;
   ro.until = o.until;
   ro.registry = o.registry;
+  ro.budgets = o.budgets;
   try {
     std::optional<Swarmed> sw;
     if (o.swarm) sw = swarm(s, seed, o.registry != nullptr ? *o.registry : Registry::builtin());

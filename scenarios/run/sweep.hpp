@@ -95,6 +95,7 @@ struct SweepOptions {
   bool check_determinism = false;       ///< run each seed twice and compare the traces
   unsigned jobs = 0;                    ///< threads; 0: one per core
   const Registry* registry = nullptr;   ///< null: Registry::builtin()
+  Budgets budgets{};                     ///< each run's
   /// Each seed runs its own configuration of the file (run/swarm.hpp).
   bool swarm = false;
   /// Results reach `each` in seed order, and the sweep stops at the first that fails: which

@@ -67,6 +67,16 @@ std::optional<TieBreak> as_tie_break(const std::string& text) {
   return t;
 }
 
+/// --max-events and --max-memory: what one run may use before it stops with exit 2
+/// (docs/robustness.md).
+void add_budgets(CLI::App* c, scenarios::Budgets& b) {
+  c->add_option("--max-events", b.max_events, "Stop a run after this many kernel events, exit 2 (default 200000000; 0: no limit)");
+  c->add_option_function<std::uint64_t>(
+      "--max-memory", [&b](const std::uint64_t& mib) { b.max_memory_bytes = mib << 20; },
+      "Stop a run whose kept trace takes more than this many MiB, exit 2 (default 4096; 0: no limit)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 40));
+}
+
 /// A subcommand: what it runs once its arguments are parsed.
 using Action = std::function<int()>;
 
@@ -145,6 +155,7 @@ Action add_run(CLI::App& app, const tools::Invocation& cli) {
   r->add_option("--until", *until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
   r->add_option("--out", a->out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
   r->add_flag("--trace", a->print_trace, "Print every trace event as a readable line while it runs");
+  add_budgets(r, a->budgets);
   r->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): the seed picks which faults are on, ranged knobs, the tie-break and buggify points, and the choice is printed first");
   r->add_option("--format", *format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));
   return [r, a, until, tie, format, &cli] {
@@ -193,7 +204,9 @@ Action add_replay(CLI::App& app, const tools::Invocation& cli) {
   auto file = std::make_shared<std::string>();
   auto* p = app.add_subcommand("replay", "Re-run a recorded trace's scenario and seed and report the first divergence, if any (exit 1)");
   p->add_option("trace", *file, "A trace.jsonl written by `run --out`")->required();
-  return [p, file, &cli] { return p->parsed() ? tools::replay_command(cli, *file) : -1; };
+  auto budgets = std::make_shared<scenarios::Budgets>();
+  add_budgets(p, *budgets);
+  return [p, file, budgets, &cli] { return p->parsed() ? tools::replay_command(cli, *file, *budgets) : -1; };
 }
 
 Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
@@ -215,6 +228,7 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
   w->add_option("--vary", a->vary, "Run the seeds again at each value of a behaviour's argument, BEHAVIOUR:ARG=A..B (a duration, an int or a ratio), and print each value's pass count and metrics, e.g. ingest.s3:latency=100ms..10s");
   w->add_option("--steps", a->steps, "How many values --vary walks, evenly spaced, A and B included (default 10)")->check(CLI::Range(1, 1000));
+  add_budgets(w, a->budgets);
   w->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): each seed picks which faults are on, their ranged knobs, the tie-break and buggify points; results lines record the choice");
   w->add_flag("--coverage", a->coverage, "Print what the sweep exercised: each fault's seeds on and acted, buggify hits, check verdicts, supervision outcomes reached (always in summary.json and <results>.coverage.html with --out)");
   w->add_flag("--stop-at-first-failure", a->stop_at_first_failure, "Stop at the first failing seed in seed order (the same seed whatever --jobs) and print its reproduce line");
@@ -250,6 +264,7 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   s->add_option("--out", a->out, "The shrunk file, written atomically (default: <the file's stem>.shrunk.yaml in the current directory)");
   s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)");
   s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default: no limit)");
+  add_budgets(s, a->budgets);
   s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
   return [s, a, tie, &cli] {
     if (!s->parsed()) return -1;
@@ -303,8 +318,13 @@ int cli_main(int argc, char** argv, const scenarios::Registry& registry) {
     app.exit(e);  // prints the message and the usage hint
     return 2;
   }
-  for (const Action& act : actions) {
-    if (const int rc = act(); rc >= 0) return rc;
+  try {
+    for (const Action& act : actions) {
+      if (const int rc = act(); rc >= 0) return rc;
+    }
+  } catch (const std::exception& e) {  // a budget, a file that cannot be written, ...: a message, never an abort
+    std::fprintf(stderr, "letitcrash: %s\n", e.what());
+    return 2;
   }
   return 2;
 }

@@ -111,6 +111,7 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   o.tie_break = a.tie_break;
   o.until = a.until;
   o.registry = cli.registry;
+  o.budgets = a.budgets;
   TextSink text;
   if (a.print_trace) o.sinks.push_back(&text);
   const scenarios::RunResult r = scenarios::run(*s, o);
@@ -192,8 +193,8 @@ int diagram_command(const Invocation& cli, const DiagramArgs& a) {
   return 0;
 }
 
-int replay_command(const Invocation& cli, const std::string& trace_file) {
-  const scenarios::ReplayOutcome r = scenarios::replay(trace_file, *cli.registry);
+int replay_command(const Invocation& cli, const std::string& trace_file, const scenarios::Budgets& budgets) {
+  const scenarios::ReplayOutcome r = scenarios::replay(trace_file, *cli.registry, budgets);
   using Status = scenarios::ReplayOutcome::Status;
   if (r.status == Status::bad_input) {
     for (const std::string& e : r.errors) std::cerr << e << "\n";

@@ -10,6 +10,7 @@
 
 #include "scenarios/file/read.hpp"
 #include "scenarios/registry.hpp"
+#include "scenarios/run/runner.hpp"
 
 namespace lic::tools {
 
@@ -33,6 +34,7 @@ struct RunArgs {
   bool json = false;     ///< --format json
   bool print_trace = false;  ///< --trace: every event as a readable line, as it happens
   bool swarm = false;        ///< --swarm: the seed picks the faults, knobs, tie-break and buggify points
+  scenarios::Budgets budgets{};  ///< --max-events, --max-memory
 };
 int run_command(const Invocation& cli, const RunArgs& a);
 
@@ -46,6 +48,6 @@ struct DiagramArgs {
 };
 int diagram_command(const Invocation& cli, const DiagramArgs& a);
 
-int replay_command(const Invocation& cli, const std::string& trace_file);
+int replay_command(const Invocation& cli, const std::string& trace_file, const scenarios::Budgets& budgets = {});
 
 }  // namespace lic::tools

@@ -123,6 +123,7 @@ scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, Pro
   o.tie_break = a.tie_break;
   o.registry = cli.registry;
   o.max_runs = a.max_runs;
+  o.budgets = a.budgets;
   o.progress = [&line](const ShrinkProgress& p) { line.update(p); };
   if (a.max_seconds) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(*a.max_seconds);

@@ -20,6 +20,7 @@ struct ShrinkArgs {
   std::size_t max_runs = 500;             ///< candidate runs at most
   std::optional<double> max_seconds;      ///< wall time at most; none: no limit
   bool swarm = false;                     ///< shrink the seed's swarm configuration (run/swarm.hpp)
+  scenarios::Budgets budgets{};           ///< each run's: --max-events, --max-memory
 };
 
 /// Where the shrunk file goes by default: `<file's stem>.shrunk.yaml` in the current directory

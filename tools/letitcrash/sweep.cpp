@@ -390,6 +390,7 @@ int shrink_failures(const Invocation& cli, const SweepArgs& a, const Tally& t) {
     sa.seed = seed;
     sa.tie_break = a.tie_break;
     sa.swarm = a.swarm;
+    sa.budgets = a.budgets;
     const std::string stem = default_shrunk_path(a.file);
     const std::string dir = a.out.empty() || a.out.find('/') == std::string::npos ? std::string() : a.out.substr(0, a.out.find_last_of('/') + 1);
     sa.out = dir + stem.substr(0, stem.size() - 12) + fmt::format(".seed{}.shrunk.yaml", seed);
@@ -446,6 +447,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& a) {
   scenarios::SweepOptions o{a.swarm ? a.tie_break : a.tie_break.value_or(s->tie_break), a.until, a.check_determinism, jobs, cli.registry};
   o.swarm = a.swarm;
   o.stop_at_first_failure = a.stop_at_first_failure;
+  o.budgets = a.budgets;
   const auto start = std::chrono::steady_clock::now();
   const std::optional<std::uint64_t> ran = run_pending(*s, a, o, results, tally);
   if (!ran) return 2;

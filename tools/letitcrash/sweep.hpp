@@ -33,6 +33,7 @@ struct SweepArgs {
   bool coverage = false;    ///< print what the sweep exercised (always in summary.json)
   bool stop_at_first_failure = false;  ///< stop at the first failing seed, in seed order
   std::size_t shrink = 0;   ///< shrink the first K failing seeds to scenario files
+  scenarios::Budgets budgets{};  ///< each run's: --max-events, --max-memory
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.
