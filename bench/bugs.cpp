@@ -45,14 +45,13 @@ struct Spread {
   std::size_t max = 0;
 };
 
-Spread spread(std::vector<std::size_t> v, std::size_t ranges) {
+Spread spread(std::vector<std::size_t> v) {
   Spread s;
   s.found = v.size();
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   s.median = v.size() % 2 == 1 ? static_cast<double>(v[v.size() / 2]) : (static_cast<double>(v[v.size() / 2 - 1]) + static_cast<double>(v[v.size() / 2])) / 2;
   s.max = v.back();
-  (void)ranges;
   return s;
 }
 
@@ -80,8 +79,8 @@ Measured measure(const std::string& name, const Scenario& s, const BugBenchOptio
     }
     if (const auto n = seeds_to_failure(s, r, true, o)) swarm.push_back(*n);
   }
-  m.uniform = spread(uniform, o.ranges);
-  m.swarm = spread(swarm, o.ranges);
+  m.uniform = spread(uniform);
+  m.swarm = spread(swarm);
   if (first_failing && o.shrink_runs > 0) {
     scenarios::ShrinkOptions so;
     so.seed = first_failing;

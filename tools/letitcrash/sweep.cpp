@@ -360,7 +360,8 @@ void write_sweep_pages(const SweepArgs& a, const SweepHeader& h, const Tally& t,
   if (a.out.empty()) return;
   write_summary_file(a.out, h, t);
   if (!t.coverage) return;
-  const std::string stem = scenarios::summary_path(a.out).substr(0, scenarios::summary_path(a.out).size() - 13);
+  const std::string summary = scenarios::summary_path(a.out);  // <stem>.summary.json: the pages are <stem>.*.html
+  const std::string stem = summary.substr(0, summary.size() - std::string_view(".summary.json").size());
   std::string error = reports::write_file_atomically(stem + ".coverage.html", t.coverage->html(h.scenario));
   std::string failing;
   for (const auto& [seed, r] : t.listed)
