@@ -5,6 +5,15 @@ target_compile_options(lic_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow 
 if(LETITCRASH_WERROR)
   target_compile_options(lic_warnings INTERFACE -Werror)
 endif()
+if(LETITCRASH_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "LETITCRASH_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  # Every library is instrumented for the fuzzer's coverage; only the fuzz executables link
+  # libFuzzer's main (tools/fuzz/). The sanitizers make a memory error a finding.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
 if(LETITCRASH_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)

@@ -76,13 +76,16 @@ std::string facts(const RunReport& r) {
 }  // namespace
 
 std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg) {
-  const char* verdict = r.passed ? "PASS" : "FAIL";
+  const char* verdict = r.passed ? "PASS" : !r.stopped.empty() ? "STOPPED" : "FAIL";
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>{}: {}</title>\n", xml_escape(r.scenario), verdict);
   out += kStyle;
   out += "</head>\n<body>\n";
   out += fmt::format("<h1>letitcrash: {}</h1>\n<div class=\"verdict {}\">{}</div>\n", xml_escape(r.scenario),
                      r.passed ? "pass" : "fail", verdict);
+  if (!r.stopped.empty())
+    out += fmt::format("<p class=\"stopped\">{}: these are the reports of the run so far; no check was judged.</p>\n",
+                       xml_escape(r.stopped));
   out += "<h2>Checks</h2>\n" + checks_table(r);
   out += "<h2>Run</h2>\n" + facts(r);
   if (written.tree) {

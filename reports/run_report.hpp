@@ -67,6 +67,8 @@ struct RunReport {
   std::uint64_t events = 0;
   std::uint64_t trace_hash = 0;
   bool passed = false;
+  /// Not empty: a budget stopped the run here (what, when, where); the checks were not judged.
+  std::string stopped;
   std::vector<CheckOutcome> checks;
   Metrics metrics;
   std::vector<FaultCount> faults;  ///< each fault of the file, in file order
@@ -116,9 +118,20 @@ struct TreeSvg {
 /// index.html: the verdict table and links to the other files.
 std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg);
 
-/// Writes the selected reports into `dir` (created if needed), each atomically; tree.svg when
-/// Graphviz's `dot` is on PATH (a note in index.html otherwise). Returns the errors, one per
-/// file that could not be written; empty on success.
+/// Writes the selected reports into `dir`, as one run's folder: every file is written into a
+/// fresh folder beside it (`<dir>.tmp.<pid>`) with manifest.json (the run, and each file's
+/// size and FNV-1a hash), then that folder is swapped in place of `dir` in one rename. A folder
+/// holding files a run does not write is refused, never replaced; staging folders left by a
+/// killed run are removed. tree.svg when Graphviz's `dot` is on PATH (a note in index.html
+/// otherwise). Returns the errors (and leaves `dir` as it was); empty on success.
+/// A file's size and FNV-1a 64-bit hash (16 hex digits), as manifest.json records it.
+struct Fingerprint {
+  std::uint64_t bytes = 0;
+  std::string fnv1a64;
+  bool operator==(const Fingerprint&) const = default;
+};
+Fingerprint file_fingerprint(const std::filesystem::path& file);
+
 std::vector<std::string> write_reports(const RunReport& r, const std::filesystem::path& dir,
                                        const ReportSelection& which = {});
 

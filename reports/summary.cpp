@@ -115,6 +115,7 @@ std::string summary_json(const RunReport& r) {
   j["events"] = r.events;
   j["trace_hash"] = hash_hex(r.trace_hash);
   j["passed"] = r.passed;
+  if (!r.stopped.empty()) j["stopped"] = r.stopped;  // a budget ended the run: the reports so far
   Json checks = Json::array();
   for (const CheckOutcome& c : r.checks) {
     checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});

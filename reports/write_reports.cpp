@@ -3,7 +3,9 @@
 // goes last and links only what was written.
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,8 +15,12 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/atomic_file.hpp"
 #include "reports/run_report.hpp"
@@ -104,14 +110,83 @@ std::string trace_jsonl(const RunReport& r) {
   return out;
 }
 
-}  // namespace
+/// Every file a run folder holds; another file in `--out` means it is not one.
+bool ours(const std::string& name) {
+  static const std::set<std::string> names{"trace.jsonl", "tree.dot",   "tree.svg",      "timeline.svg", "trace.perfetto.json",
+                                           "junit.xml",   "summary.json", "index.html", "manifest.json"};
+  return names.contains(name) || name.find(".tmp.") != std::string::npos || name.find(".err.") != std::string::npos;
+}
 
-std::vector<std::string> write_reports(const RunReport& r, const fs::path& dir,
-                                       const ReportSelection& which) {
+/// A folder may become a run's folder when it is new, empty, or an earlier run's: a folder with
+/// other files in it (`--out .`, a typo naming a source folder) is refused, never replaced.
+std::string refuse_foreign(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  if (!fs::is_directory(dir, ec)) return dir.string() + " is a file, not a folder: give a new or empty folder for the reports";
+  std::vector<std::string> foreign;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || !ours(name)) foreign.push_back(name);
+  }
+  if (ec) return "cannot read " + dir.string() + ": " + ec.message();
+  if (foreign.empty()) return {};
+  std::sort(foreign.begin(), foreign.end());
+  return dir.string() + " holds files a run does not write (" + foreign.front() + (foreign.size() > 1 ? ", ..." : "") +
+         "): the reports replace the whole folder, so give a new or empty folder, or an earlier run's";
+}
+
+/// Removes `<dir>.tmp.<pid>` folders beside `dir` left by a run that was killed (its pid is gone).
+void remove_stale_staging(const fs::path& dir) {
+  std::error_code ec;
+  const std::string prefix = dir.filename().string() + ".tmp.";
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stoll(pid)), 0) == 0 || errno != ESRCH) continue;  // still running
+    std::error_code ignored;
+    fs::remove_all(e.path(), ignored);
+  }
+}
+
+/// The manifest: the run each file belongs to, and each file's size and hash (replay checks
+/// trace.jsonl against it).
+std::string manifest_json(const RunReport& r, const fs::path& staging) {
+  nlohmann::ordered_json j;
+  j["kind"] = "letitcrash_reports";
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["trace_hash"] = fmt::format("{:016x}", r.trace_hash);
+  nlohmann::ordered_json files = nlohmann::ordered_json::object();
+  std::vector<fs::path> paths;
+  for (const fs::directory_entry& e : fs::directory_iterator(staging)) paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  for (const fs::path& p : paths) {
+    const Fingerprint f = file_fingerprint(p);
+    files[p.filename().string()] = {{"bytes", f.bytes}, {"fnv1a64", f.fnv1a64}};
+  }
+  j["files"] = std::move(files);
+  return j.dump(2) + "\n";
+}
+
+/// Puts the staged folder in place of `dir`: one atomic exchange when `dir` exists (a reader sees
+/// the old run's folder or the new one, never a mix), a rename when it does not.
+std::string swap_into_place(const fs::path& staging, const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
+      return "cannot put the reports in place of " + dir.string() + ": " + std::strerror(errno);
+    fs::remove_all(staging, ec);  // the earlier run's folder, now at the staging name
+    return {};
+  }
+  fs::rename(staging, dir, ec);
+  return ec ? "cannot rename " + staging.string() + " to " + dir.string() + ": " + ec.message() : std::string();
+}
+
+std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, const ReportSelection& which) {
   std::vector<std::string> errors;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return {"cannot create " + dir.string() + ": " + ec.message()};
   ReportSelection written{false, false, false, false, false, false, false};
   auto write = [&](bool wanted, bool& done, const char* name, auto render) {
     if (!wanted) return;
@@ -140,6 +215,53 @@ std::vector<std::string> write_reports(const RunReport& r, const fs::path& dir,
   write(which.junit, written.junit, "junit.xml", [&r] { return junit_xml(r); });
   write(which.summary, written.summary, "summary.json", [&r] { return summary_json(r); });
   write(which.html, written.html, "index.html", [&] { return index_html(r, written, svg); });
+  return errors;
+}
+
+}  // namespace
+
+Fingerprint file_fingerprint(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  std::uint64_t bytes = 0;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ULL;
+    bytes += n;
+  }
+  return {bytes, fmt::format("{:016x}", h)};
+}
+
+std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_dir, const ReportSelection& which) {
+  // The folder's own name: `out/` and `out/.` are `out`.
+  fs::path dir = fs::absolute(out_dir).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  if (std::string refused = refuse_foreign(dir); !refused.empty()) return {refused};
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  if (ec) return {"cannot create " + dir.string() + ": " + ec.message()};
+  remove_stale_staging(dir);
+  // Everything is written into a fresh folder beside `dir`, then swapped in: a folder holds one
+  // run's files, and a run that fails half-way leaves the earlier folder as it was.
+  const fs::path staging = dir.string() + ".tmp." + std::to_string(::getpid());
+  fs::remove_all(staging, ec);
+  fs::create_directory(staging, ec);
+  if (ec) return {"cannot create " + staging.string() + ": " + ec.message()};
+  std::vector<std::string> errors = write_files(r, staging, which);
+  if (errors.empty()) {
+    if (std::string e = write_file_atomically(staging / "manifest.json", manifest_json(r, staging)); !e.empty()) errors.push_back(e);
+  }
+  if (errors.empty()) {
+    if (std::string e = swap_into_place(staging, dir); !e.empty()) errors.push_back(e);
+  }
+  if (!errors.empty()) fs::remove_all(staging, ec);
+  // Messages name the files where they were to land, not the staging folder.
+  for (std::string& e : errors) {
+    for (std::size_t at = e.find(staging.string()); at != std::string::npos; at = e.find(staging.string()))
+      e.replace(at, staging.string().size(), dir.string());
+  }
   return errors;
 }
 

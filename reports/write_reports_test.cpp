@@ -86,6 +86,57 @@ bool dot_on_path() {
   return false;
 }
 
+TEST_CASE("rule: a report folder is one run's - a second run with fewer reports leaves none of the first's", "[reports][write]") {
+  const auto run = testing::pipeline_run({1_s}, 2_s);
+  const ScratchDir dir("one-run");
+  REQUIRE(write_reports(run.report, dir.path() / "out").empty());
+  CHECK(fs::exists(dir.path() / "out" / "trace.jsonl"));
+  ReportSelection few{};
+  few.trace = false;
+  few.perfetto = false;
+  REQUIRE(write_reports(run.report, dir.path() / "out", few).empty());
+  const auto files = files_in(dir.path() / "out");
+  CHECK(files.count("trace.jsonl") == 0);  // the first run's is gone with its folder
+  CHECK(files.count("trace.perfetto.json") == 0);
+  // The manifest names every file with its size and hash, and only those.
+  const std::string manifest = files.at("manifest.json");
+  for (const auto& [name, text] : files) {
+    if (name == "manifest.json") continue;
+    const Fingerprint f = file_fingerprint(dir.path() / "out" / name);
+    CHECK(f.bytes == text.size());
+    CHECK(manifest.find("\"" + name + "\": {\n      \"bytes\": " + std::to_string(f.bytes) + ",\n      \"fnv1a64\": \"" + f.fnv1a64 + "\"") !=
+          std::string::npos);
+  }
+  CHECK(manifest.find("trace.jsonl") == std::string::npos);
+  // Nothing is left beside it.
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("rule: a folder holding files a run does not write is refused and left as it was", "[reports][write]") {
+  const auto run = testing::pipeline_run({}, 1_s);
+  const ScratchDir dir("foreign");
+  std::ofstream(dir.path() / "notes.txt") << "mine";
+  const auto errors = write_reports(run.report, dir.path());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("holds files a run does not write (notes.txt)") != std::string::npos);
+  CHECK(files_in(dir.path()).size() == 1);
+  CHECK(read(dir.path() / "notes.txt") == "mine");
+}
+
+TEST_CASE("rule: a staging folder left by a killed run is removed, one of a live process is not", "[reports][write]") {
+  const auto run = testing::pipeline_run({}, 1_s);
+  const ScratchDir dir("stale");
+  const fs::path dead = dir.path() / "out.tmp.999999999";  // above pid_max: no such process
+  const fs::path live = dir.path() / ("out.tmp." + std::to_string(::getppid()));
+  fs::create_directories(dead);
+  fs::create_directories(live);
+  std::ofstream(dead / "trace.jsonl") << "half";
+  REQUIRE(write_reports(run.report, dir.path() / "out").empty());
+  CHECK_FALSE(fs::exists(dead));
+  CHECK(fs::exists(live));
+  CHECK(fs::exists(dir.path() / "out" / "manifest.json"));
+}
+
 }  // namespace
 
 TEST_CASE("write_reports writes every file and tree.svg from Graphviz and leaves no temp file",
@@ -99,7 +150,7 @@ TEST_CASE("write_reports writes every file and tree.svg from Graphviz and leaves
   std::string names;
   for (const auto& [name, content] : files) names += name + " ";
   CHECK(names ==
-        "index.html junit.xml summary.json timeline.svg trace.jsonl trace.perfetto.json tree.dot tree.svg ");
+        "index.html junit.xml manifest.json summary.json timeline.svg trace.jsonl trace.perfetto.json tree.dot tree.svg ");
   CHECK(files.at("tree.svg").find("<svg") != std::string::npos);
   CHECK(files.at("tree.svg").find("/root/input/parser") != std::string::npos);  // dot's node titles
   CHECK(files.at("index.html").find("<img src=\"tree.svg\"") != std::string::npos);
@@ -142,7 +193,7 @@ TEST_CASE("write_reports writes only the selected files and index.html links onl
   some.perfetto = false;
   CHECK(write_reports(run.report, dir.path(), some).empty());
   const auto files = files_in(dir.path());
-  CHECK(files.size() == 4);
+  CHECK(files.size() == 5);  // with manifest.json
   CHECK(files.count("trace.jsonl") == 0);
   CHECK(files.at("index.html").find("trace.jsonl") == std::string::npos);
   CHECK(files.at("index.html").find("<a href=\"junit.xml\">") != std::string::npos);

@@ -38,8 +38,9 @@ DurationParse parse_duration(std::string_view text) {
   std::int64_t whole = 0;
   std::size_t digits = 0;
   while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    if (whole > (kMax - 9) / 10) return fail(0, "duration is too large");
-    whole = whole * 10 + (text[i] - '0');
+    const int digit = text[i] - '0';
+    if (whole > (kMax - digit) / 10) return fail(0, "duration is too large");
+    whole = whole * 10 + digit;
     ++i;
     ++digits;
   }

@@ -3,7 +3,9 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--no-build]
+#
+# --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -14,6 +16,7 @@ sanitize=OFF
 werror=OFF
 compiler=gcc
 do_build=1
+fuzz=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
     --werror) werror=ON; shift ;;
     --compiler) compiler="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --fuzz) fuzz=ON; compiler=clang; shift ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -37,6 +41,7 @@ packages=(
   python3 chromium fonts-liberation  # the reports' headless-browser check (tools/screenshot-check.py)
 )
 [ "$compiler" = clang ] && packages+=(clang)
+[ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
 
 missing=()
 for p in "${packages[@]}"; do
@@ -72,6 +77,7 @@ fi
 [ "$do_build" = 1 ] || exit 0
 
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
+[ "$fuzz" = ON ] && cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
 if [ "$compiler" = clang ]; then
   cmake_args+=(-DCMAKE_CXX_COMPILER=clang++)
 elif [ "$compiler" != gcc ]; then

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
 
+#include <algorithm>
+#include <limits>
 #include <set>
 
 #include "scenarios/file/read.hpp"
@@ -32,6 +34,12 @@ Duration gen_duration(std::int64_t max_ms, bool positive) {
   const std::int64_t unit = *rc::gen::element<std::int64_t>(1, 1'000, 1'000'000, 1'000'000'000, 60'000'000'000);
   const std::int64_t max_units = std::max<std::int64_t>(1, max_ms * 1'000'000 / unit);
   return Duration{*rc::gen::inRange<std::int64_t>(positive ? 1 : 0, max_units + 1) * unit};
+}
+
+/// A duration, or now and then the largest one there is (it must write and read back too).
+Duration gen_edge_duration(std::int64_t max_ms, bool positive) {
+  if (*rc::gen::inRange(0, 8) == 0) return Duration{std::numeric_limits<std::int64_t>::max()};
+  return gen_duration(max_ms, positive);
 }
 
 Ratio gen_ratio() {
@@ -212,9 +220,9 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
     f.at = Time{} + gen_duration(60'000, false);
     if (*rc::gen::arbitrary<bool>()) f.every = gen_duration(10'000, true);
   } else {
-    f.mtbf = gen_duration(60'000, true);
+    f.mtbf = gen_edge_duration(60'000, true);
   }
-  if (*rc::gen::arbitrary<bool>()) f.until = Time{} + gen_duration(120'000, false);
+  if (*rc::gen::arbitrary<bool>()) f.until = Time{} + gen_edge_duration(120'000, false);
   auto side = [&] {
     std::vector<Atom> out;
     for (const std::string& n : nodes) {
@@ -247,8 +255,8 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
       if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>())
         f.skew = *rc::gen::arbitrary<bool>() ? gen_duration(5'000, false) : Duration::zero() - gen_duration(5'000, true);
       if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>()) f.drift_ppm = *rc::gen::inRange<std::int64_t>(-100'000, 100'001);
-      if (f.kind == Kind::pause) f.duration = gen_duration(5'000, true);
-      if (f.kind == Kind::stop_task) f.grace = gen_duration(30'000, true);
+      if (f.kind == Kind::pause) f.duration = gen_edge_duration(5'000, false);  // 0s included
+      if (f.kind == Kind::stop_task) f.grace = gen_edge_duration(30'000, true);
       if (f.kind == Kind::node_crash && *rc::gen::arbitrary<bool>()) f.restart_after = gen_duration(5'000, false);
       break;
     case Kind::heal:
@@ -256,13 +264,13 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
     default:
       f.side_a = side();
       if (f.side_a.empty()) f.side_a.push_back(Atom(nodes.front()));
-      f.side_b = side();
-      if (*rc::gen::arbitrary<bool>()) f.duration = gen_duration(5'000, false);
+      for (Atom b : side())  // a node on both sides is refused (it is never cut from itself)
+        if (std::find(f.side_a.begin(), f.side_a.end(), b) == f.side_a.end()) f.side_b.push_back(b);
+      if (*rc::gen::arbitrary<bool>()) f.duration = gen_edge_duration(5'000, false);
       if (f.kind == Kind::partition) f.one_way = *rc::gen::arbitrary<bool>();
       if (f.kind == Kind::clog) f.delay = gen_duration(500, true);
       if (f.kind == Kind::loss || f.kind == Kind::duplicate || f.kind == Kind::reorder) {
-        f.ratio = gen_ratio();
-        if (f.ratio == Ratio::never()) f.ratio = Ratio{1, 2};
+        f.ratio = gen_ratio();  // 0% included: the writer must keep it
       }
       break;
   }

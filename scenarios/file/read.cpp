@@ -1,5 +1,7 @@
 #include "scenarios/file/read.hpp"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <charconv>
 #include <fstream>
 #include <initializer_list>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -54,6 +57,20 @@ std::string did_you_mean(std::string_view word, const Keys& options) {
 // yaml-cpp's Node::operator= writes through to the node it refers to (it changes the document);
 // rebinding a Node variable is reset(). Every Node variable here is bound once or reset().
 
+/// The first control character in `text` (UTF-8): C0 but tab and line feed, DEL, and C1
+/// (U+0080..U+009F, which terminals also obey).
+std::optional<char32_t> control_character(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F) return c;
+    if (c == 0xC2 && i + 1 < text.size()) {
+      const auto d = static_cast<unsigned char>(text[i + 1]);
+      if (d >= 0x80 && d <= 0x9F) return d;
+    }
+  }
+  return std::nullopt;
+}
+
 /// A key of a map with its value.
 struct Entry {
   std::string key;
@@ -84,6 +101,11 @@ class Reader {
         continue;
       }
       const std::string key = k.Scalar();
+      if (key == "<<") {
+        error(k, "merge keys (`<<: *anchor`) are not supported in scenario files: write the keys out (anchors and "
+                 "aliases of whole values are)");
+        continue;
+      }
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         error(k, "unknown key '" + key + "' in " + std::string(what) + did_you_mean(key, allowed) +
                      "; expected one of: " + joined(allowed));
@@ -98,12 +120,29 @@ class Reader {
     return out;
   }
 
+  /// A scalar's text. An escape in a quoted scalar ("\e", "\x07", "\0") can make a control
+  /// character the file's bytes do not hold; it would reach terminals and JSON, so it is refused.
   bool scalar(const YAML::Node& n, std::string_view what, std::string& out) {
     if (!n.IsScalar()) {
       error(n, std::string(what) + " must be a scalar, not " + kind_of(n));
       return false;
     }
+    if (const std::optional<char32_t> c = control_character(n.Scalar())) {
+      error(n, fmt::format("{} holds a control character (U+{:04X}, from an escape): names and values are printable text",
+                           what, static_cast<std::uint32_t>(*c)));
+      return false;
+    }
     out = n.Scalar();
+    return true;
+  }
+
+  /// A name: a scalar that is not empty (an empty name cannot be aimed at or told apart).
+  bool name(const YAML::Node& n, std::string_view what, std::string& out) {
+    if (!scalar(n, what, out)) return false;
+    if (out.empty() || out.find_first_not_of(" \t") == std::string::npos) {
+      error(n, std::string(what) + " must not be empty");
+      return false;
+    }
     return true;
   }
 
@@ -380,7 +419,7 @@ ServiceDecl read_service(Reader& rd, const YAML::Node& n) {
   bool named = false;
   for (const Entry& e : rd.entries(n, "a service", {"name", "behaviour", "args", "auto_start", "start_timeout",
                                                     "stop_timeout", "stable_threshold", "depends_on", "restart", "terminal"})) {
-    if (e.key == "name") named = rd.scalar(e.value, "name", s.name);
+    if (e.key == "name") named = rd.name(e.value, "a service's name", s.name);
     else if (e.key == "behaviour") {
       rd.scalar(e.value, "behaviour", s.behaviour.name);
       s.behaviour.mark = mark_of(e.value);
@@ -764,7 +803,7 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
   std::vector<const Entry*> options;
   const auto keys = rd.entries(n, "a fault", fault_keys());
   for (const Entry& e : keys) {
-    if (e.key == "name") rd.scalar(e.value, "name", f.name);
+    if (e.key == "name") rd.name(e.value, "a fault's name", f.name);
     else if ((e.key == "at" || e.key == "every" || e.key == "until" || e.key == "mtbf") && read_range(rd, e, f)) continue;
     else if (read_timing(rd, e, f)) continue;
     else if (const faults::KindInfo* k = faults::find_kind(e.key)) {
@@ -788,7 +827,8 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
     if (!read_range(rd, *e, f)) read_option(rd, *e, o, f);
   }
   if (f.at && f.mtbf) rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both");
-  if (!f.at && !f.mtbf) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");
+  const bool timed = std::any_of(keys.begin(), keys.end(), [](const Entry& e) { return e.key == "at" || e.key == "mtbf"; });
+  if (!timed) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");  // a bad one was reported
   if (f.every && !f.at) rd.error(n, "`every` repeats a scheduled fault: give `at` too");
   // A missing option is reported only when it was not written at all (a bad value was reported).
   for (faults::Option o : kind != nullptr ? kind->needs : std::vector<faults::Option>{}) {
@@ -876,7 +916,7 @@ NodeDecl read_node(Reader& rd, const YAML::Node& x) {
     return d;
   }
   for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew", "drift"})) {
-    if (k.key == "name") rd.scalar(k.value, "name", d.name);
+    if (k.key == "name") rd.name(k.value, "a node's name", d.name);
     else if (k.key == "drift") rd.ppm(k.value, "drift", d.drift_ppm);
     else rd.signed_duration(k.value, "clock_skew", d.clock_skew);
   }
@@ -938,7 +978,10 @@ void read_expect(Reader& rd, const YAML::Node& n, Scenario& s) {
 }
 
 void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Registry& registry) {
-  if (e.key == "scenario") seen.named = rd.scalar(e.value, "scenario (its name)", s.name);
+  if (e.key == "scenario") {
+    rd.name(e.value, "scenario (its name)", s.name);
+    seen.named = true;  // an empty or malformed name was reported where it is
+  }
   else if (e.key == "description") rd.scalar(e.value, "description", s.description);
   else if (e.key == "seed") rd.integer<std::uint64_t>(e.value, "seed", s.seed, 0, UINT64_MAX);
   else if (e.key == "tie_break")
@@ -1004,20 +1047,83 @@ std::optional<Diagnostic> unreadable_byte(std::string_view text) {
   return std::nullopt;
 }
 
+Mark mark_of(const YAML::Mark& m) { return m.is_null() ? Mark{} : Mark{m.line + 1, m.column + 1}; }
+
+/// Counts the nodes the reader will visit, an alias counting its whole value each time it is
+/// used, and stops at the limit: a YAML alias bomb is a small file that expands to billions of
+/// nodes. Returns the node where the count ran out, if it did.
+std::optional<YAML::Node> past_node_limit(const YAML::Node& n, std::size_t& left) {
+  if (left == 0) return n;
+  --left;
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (auto at = past_node_limit(it->first, left)) return at;
+      if (auto at = past_node_limit(it->second, left)) return at;
+    }
+  } else if (n.IsSequence()) {
+    for (const YAML::Node& x : n)
+      if (auto at = past_node_limit(x, left)) return at;
+  }
+  return std::nullopt;
+}
+
+/// Where each document of a YAML stream starts (the parser's events, no nodes built).
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 /// The file's one document; a second one is an error at its start (it would be ignored).
+/// yaml-cpp 0.7's LoadAll loops for ever on a token no document can start with (a lone ',':
+/// yaml-cpp issue 1040, fixed upstream in 2024 by PR 1319), so the documents are counted here,
+/// at most two, and a document that starts where the last one did is that stray token.
 std::optional<YAML::Node> one_document(std::string_view text, std::vector<Diagnostic>& errors) {
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    DocumentStarts docs;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(docs); ++i) {
+    }
+    if (docs.starts.size() == 2 && docs.starts[0].pos == docs.starts[1].pos) {
+      const YAML::Mark m = docs.starts[0];
+      const std::size_t at = static_cast<std::size_t>(std::max(m.pos, 0));
+      errors.push_back({mark_of(m), fmt::format("YAML: no value can start with '{}' here", at < text.size() ? text.substr(at, 1) : "")});
+      return std::nullopt;
+    }
+    if (docs.starts.size() == 2) {
+      errors.push_back({mark_of(docs.starts[1]), "a scenario file holds one YAML document; a second one starts here (split it into two files)"});
+      return std::nullopt;
+    }
+    doc = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    errors.push_back({mark_of(e.mark), fmt::format("the file nests maps and lists deeper than the YAML reader allows "
+                                                   "(yaml-cpp stops at {} levels of its own recursion: {} levels of maps "
+                                                   "and lists, a tree {} supervisors deep below its root)",
+                                                   kYamlRecursion, kYamlNesting, kYamlTreeDepth)});
+    return std::nullopt;
   } catch (const YAML::Exception& e) {
     errors.push_back({e.mark.is_null() ? Mark{} : Mark{e.mark.line + 1, e.mark.column + 1}, "YAML: " + e.msg});
     return std::nullopt;
   }
-  if (docs.size() > 1) {
-    errors.push_back({mark_of(docs[1]), "a scenario file holds one YAML document; a second one starts here (split it into two files)"});
+  if (!doc) return YAML::Node();
+  std::size_t left = kMaxYamlNodes;
+  if (const std::optional<YAML::Node> at = past_node_limit(doc, left)) {
+    errors.push_back({mark_of(*at), fmt::format("the file expands to more than {} YAML values (an alias counts its whole "
+                                                "value each time it is used): this is where the count ran out",
+                                                kMaxYamlNodes)});
     return std::nullopt;
   }
-  return docs.empty() ? YAML::Node() : docs.front();
+  return doc;
 }
 
 }  // namespace
@@ -1025,6 +1131,11 @@ std::optional<YAML::Node> one_document(std::string_view text, std::vector<Diagno
 ParseResult parse_scenario(std::string_view text, const std::string& file, const Registry& registry) {
   ParseResult out;
   out.scenario.file = file;
+  if (text.size() > kMaxScenarioBytes) {
+    out.errors.push_back({Mark{1, 1}, fmt::format("the file is larger than a scenario file may be ({} bytes; the limit "
+                                                  "is {} MiB)", text.size(), kMaxScenarioBytes >> 20)});
+    return out;
+  }
   if (std::optional<Diagnostic> bad = unreadable_byte(text)) {
     out.errors.push_back(std::move(*bad));
     return out;
@@ -1062,13 +1173,44 @@ ParseResult load_scenario(const std::filesystem::path& path, const Registry& reg
     r.errors.push_back({Mark{}, "cannot read the file"});
     return r;
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_scenario(buf.str(), path.string(), registry);
+  // Read at most one byte past the limit: an endless input (a character device, a pipe that
+  // never closes) is refused at the limit instead of read until memory runs out.
+  std::string text(kMaxScenarioBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) {
+    ParseResult r;
+    r.scenario.file = path.string();
+    r.errors.push_back({Mark{}, "cannot read the file"});
+    return r;
+  }
+  return parse_scenario(text, path.string(), registry);
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len != 0 && i + len <= text.size() && (len != 2 || c >= 0xC2);
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    const bool control = (len == 1 && ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)) ||
+                         (ok && len == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F);
+    if (!ok || control) {
+      const std::size_t n = ok ? len : 1;
+      for (std::size_t k = 0; k < n; ++k) out += fmt::format("\\x{:02X}", static_cast<unsigned char>(text[i + k]));
+      i += n;
+      continue;
+    }
+    out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
 }
 
 std::string format_diagnostic(const std::string& file, const Diagnostic& d) {
-  return file + ":" + std::to_string(d.mark.line) + ":" + std::to_string(d.mark.col) + ": " + d.message;
+  return printable(file + ":" + std::to_string(d.mark.line) + ":" + std::to_string(d.mark.col) + ": " + d.message);
 }
 
 }  // namespace lic::scenarios

@@ -45,7 +45,11 @@ class Validator {
         error(st.mark, "this step at " + format_time(st.at) + " comes after the run ends (at " + format_time(end) +
                            "): it would never be taken");
     }
-    for (std::size_t i = 0; i < s_.faults.size(); ++i) fault(s_.faults[i], i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{});
+    for (std::size_t i = 0; i < s_.faults.size(); ++i) {
+      const Mark m = i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{};
+      fault(s_.faults[i], m);
+      fault_time(s_.faults[i], m, end);
+    }
     for (const CheckDecl& c : s_.checks) check(c);
     buggify();
     for (const std::string& name : s_.expect_fail) {
@@ -103,7 +107,7 @@ class Validator {
     for (const ArgInfo& a : schema) {
       if (a.type != "path" && a.type != "supervisor path") continue;
       for (const auto& [k, v] : given) {
-        if (k == a.name && !v.is_list && !v.scalar.empty())
+        if (k == a.name && !v.is_list)
           path(v.scalar, v.mark, a.type == "supervisor path", "a supervisor or a lifecycle service");
       }
     }
@@ -249,7 +253,24 @@ class Validator {
         break;
     }
     for (Atom a : f.side_a) fault_node(std::string(a.text()), m);
-    for (Atom b : f.side_b) fault_node(std::string(b.text()), m);
+    for (Atom b : f.side_b) {
+      fault_node(std::string(b.text()), m);
+      if (std::find(f.side_a.begin(), f.side_a.end(), b) != f.side_a.end())
+        error(m, "node '" + std::string(b.text()) + "' is on both sides of this " + std::string(faults::to_string(f.kind)) +
+                     ": a node is never cut from itself, so that part of it would never act");
+    }
+  }
+
+  /// A fault that could never fire: `until` at or before `at`, or `at` past the run's end.
+  void fault_time(const faults::Fault& f, Mark m, Time end) {
+    if (f.at && f.until && *f.until <= *f.at)
+      error(m, "`until` (" + format_time(*f.until) + ") is not after `at` (" + format_time(*f.at) +
+                   "): nothing fires at or after `until`, so this fault would never act");
+    if (f.at && *f.at > end)
+      error(m, "this fault at " + format_time(*f.at) + " comes after the run ends (at " + format_time(end) +
+                   "): it would never act");
+    if (f.until && f.mtbf && *f.until <= Time{})
+      error(m, "`until` " + format_time(*f.until) + " ends this fault before the run starts: it would never act");
   }
 
   /// A registered name with a '/' in it is a path without its leading '/': nothing registers such

@@ -1,5 +1,6 @@
 #include "scenarios/file/write.hpp"
 
+#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
 #include "scenarios/faults/table.hpp"
@@ -150,14 +151,18 @@ void write_options(YAML::Emitter& y, const faults::Fault& f, const faults::KindI
   // Each option it takes, where it differs from what the reader starts from (or is a range).
   const faults::Fault d;
   auto key = [&](Option o) -> YAML::Emitter& { return y << YAML::Key << std::string(faults::to_string(o)) << YAML::Value; };
-  auto ranged = [&](Option o) { return f.range(faults::to_string(o)) != nullptr; };
+  // An option the kind needs is written whatever its value (a pause of 0s, a loss of 0%): the
+  // reader refuses the fault without it.
+  auto always = [&](Option o) {
+    return f.range(faults::to_string(o)) != nullptr || std::find(k.needs.begin(), k.needs.end(), o) != k.needs.end();
+  };
   for (Option o : k.takes) {
     if (o == Option::reason && f.reason != d.reason) key(o) << to_string(f.reason);
     if (o == Option::to && !f.side_b.empty()) write_sides(key(o), f.side_b);
     if (o == Option::one_way && f.one_way) key(o) << "true";
-    if (o == Option::duration && (f.duration != Duration::zero() || ranged(o))) key(o) << knob(f, "duration", format_duration(f.duration));
-    if (o == Option::delay && (f.delay != Duration::zero() || ranged(o))) key(o) << knob(f, "delay", format_duration(f.delay));
-    if (o == Option::ratio && (f.ratio != Ratio::never() || ranged(o))) key(o) << knob(f, "ratio", format_ratio(f.ratio));
+    if (o == Option::duration && (f.duration != Duration::zero() || always(o))) key(o) << knob(f, "duration", format_duration(f.duration));
+    if (o == Option::delay && (f.delay != Duration::zero() || always(o))) key(o) << knob(f, "delay", format_duration(f.delay));
+    if (o == Option::ratio && (f.ratio != Ratio::never() || always(o))) key(o) << knob(f, "ratio", format_ratio(f.ratio));
     if (o == Option::restart_after && f.restart_after) key(o) << knob(f, "restart_after", format_duration(*f.restart_after));
     if (o == Option::grace) key(o) << knob(f, "grace", format_duration(f.grace));
     if (o == Option::mode) key(o) << f.mode;

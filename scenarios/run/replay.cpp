@@ -1,9 +1,12 @@
 #include "scenarios/run/replay.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/run_report.hpp"
 #include "reports/trace_format.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/runner.hpp"
@@ -56,6 +59,35 @@ std::string read_header(const std::string& file, const nlohmann::json& h, RunOpt
   return {};
 }
 
+/// A trace in a run's report folder must be the file its manifest.json names (the folder's own
+/// run): otherwise the folder mixes two runs. Returns the reason it is not, empty when it is or
+/// when there is no manifest (a trace copied out of its folder).
+std::string check_manifest(const std::string& trace_file) {
+  const std::filesystem::path trace(trace_file);
+  const std::filesystem::path manifest = trace.parent_path() / "manifest.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(manifest, ec)) return {};
+  std::ifstream in(manifest);
+  const nlohmann::json m = nlohmann::json::parse(in, nullptr, false);
+  const std::string where = manifest.string() + ":1:1: ";
+  if (!m.is_object() || m.value("kind", "") != "letitcrash_reports" || !m.contains("files") || !m["files"].is_object())
+    return where + "not a letitcrash report manifest";
+  const std::string name = trace.filename().string();
+  const nlohmann::json& files = m["files"];
+  if (!files.contains(name))
+    return where + "the folder's run wrote no " + name + ": " + trace_file + " is another run's";
+  const nlohmann::json& e = files[name];
+  const reports::Fingerprint f = reports::file_fingerprint(trace);
+  if (!e.is_object() || !e.contains("bytes") || !e["bytes"].is_number_unsigned() || !e.contains("fnv1a64") ||
+      !e["fnv1a64"].is_string())
+    return where + "the entry for " + name + " is not {bytes, fnv1a64}";
+  if (e["bytes"].get<std::uint64_t>() != f.bytes || e["fnv1a64"].get<std::string>() != f.fnv1a64)
+    return where + fmt::format("{} is not the file the folder's run wrote ({} bytes, hash {}; it has {} bytes, hash {}): "
+                               "the folder mixes two runs", name, e["bytes"].get<std::uint64_t>(),
+                               e["fnv1a64"].get<std::string>(), f.bytes, f.fnv1a64);
+  return {};
+}
+
 }  // namespace
 
 ReplayOutcome replay(const std::string& trace_file, const Registry& registry, const Budgets& budgets) {
@@ -63,6 +95,10 @@ ReplayOutcome replay(const std::string& trace_file, const Registry& registry, co
   std::ifstream in(trace_file);
   if (!in) {
     out.errors.push_back(trace_file + ":0:0: cannot read the trace");
+    return out;
+  }
+  if (std::string e = check_manifest(trace_file); !e.empty()) {
+    out.errors.push_back(std::move(e));
     return out;
   }
   std::string header_line;

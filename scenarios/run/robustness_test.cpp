@@ -3,11 +3,15 @@
 // budget error, never an abort or a hang.
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <string>
 
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/replay.hpp"
+#include "scenarios/run/report.hpp"
 #include "scenarios/run/runner.hpp"
 #include "sim/simulation.hpp"
 
@@ -48,7 +52,7 @@ TEST_CASE("rule: a control character (a NUL, an escape) is an error at its place
 }
 
 TEST_CASE("rule: a second YAML document is an error where it starts, not silently ignored", "[robustness]") {
-  CHECK(errors_of("scenario: x\n" + kTree + "---\nscenario: y\n" + kTree).find("t.yaml:6:1: a scenario file holds one YAML document") !=
+  CHECK(errors_of("scenario: x\n" + kTree + "---\nscenario: y\n" + kTree).find("t.yaml:5:1: a scenario file holds one YAML document") !=
         std::string::npos);
 }
 
@@ -125,4 +129,143 @@ TEST_CASE("rule: replay reads a header of the wrong types as a bad trace (exit 2
     CHECK(r.errors.front().find(path + ":1:1:") == 0);
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("rule: an escape that makes a control character in a quoted scalar is refused", "[robustness]") {
+  CHECK(errors_of("scenario: \"x\\e[31mred\"\n" + kTree) ==
+        "t.yaml:1:11: scenario (its name) holds a control character (U+001B, from an escape): names and values are printable text\n");
+  CHECK(errors_of("scenario: \"a\\0b\"\n" + kTree).find("(U+0000, from an escape)") != std::string::npos);
+  CHECK(errors_of("scenario: \"a\\x9bb\"\n" + kTree).find("(U+009B, from an escape)") != std::string::npos);
+  // A tab or a line break in a description is text.
+  CHECK(errors_of("scenario: x\ndescription: \"two\\tcolumns\\nand lines\"\n" + kTree).empty());
+}
+
+TEST_CASE("rule: a file past the size limit is refused before YAML reads it", "[robustness]") {
+  const std::string big = "scenario: x\n" + kTree + "description: \"" + std::string(kMaxScenarioBytes, 'a') + "\"\n";
+  CHECK(errors_of(big).find("t.yaml:1:1: the file is larger than a scenario file may be") == 0);
+  // load_scenario reads at most one byte past the limit: an endless input ends.
+  const ParseResult endless = load_scenario("/dev/zero");
+  REQUIRE(endless.errors.size() == 1);
+  CHECK(endless.errors.front().message.find("the file is larger than a scenario file may be") == 0);
+}
+
+TEST_CASE("rule: YAML aliases that expand past the node limit are refused where the count ran out (an alias bomb)", "[robustness]") {
+  std::string bomb = "scenario: bomb\n" + kTree + "script:\n  - &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 8; ++i) {
+    bomb += "  - &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) bomb += (k != 0 ? ", *a" : "*a") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  CHECK(errors_of(bomb).find("the file expands to more than 1000000 YAML values") != std::string::npos);
+  // A few aliases are welcome.
+  CHECK(errors_of("scenario: x\ntree:\n  root: &f {strategy: one_for_one}\n  children:\n    - {id: s, supervisor: *f, children: []}\n").empty());
+}
+
+TEST_CASE("rule: nesting past yaml-cpp's depth says the limit, not 'bad file'", "[robustness]") {
+  const auto nested = [](int levels) {
+    return "scenario: x\ntree: " + std::string(static_cast<std::size_t>(levels), '[') + std::string(static_cast<std::size_t>(levels), ']') + "\n";
+  };
+  CHECK(errors_of(nested(kYamlNesting - 1)).find("nests maps and lists deeper") == std::string::npos);
+  CHECK(errors_of(nested(kYamlNesting)).find("nests maps and lists deeper than the YAML reader allows (yaml-cpp stops at 2000 levels") !=
+        std::string::npos);
+  CHECK(errors_of(nested(100'000)).find("499 levels of maps and lists") != std::string::npos);
+}
+
+TEST_CASE("rule: a merge key says merge keys are not supported", "[robustness]") {
+  CHECK(errors_of("scenario: x\ntree:\n  <<: {root: {strategy: one_for_one}}\n  children: []\n")
+            .find("t.yaml:3:3: merge keys (`<<: *anchor`) are not supported") != std::string::npos);
+}
+
+TEST_CASE("rule: empty names are refused where they are written", "[robustness]") {
+  CHECK(errors_of("scenario: \"\"\n" + kTree) == "t.yaml:1:11: scenario (its name) must not be empty\n");
+  CHECK(errors_of("scenario: x\n" + kTree + "faults:\n  - {name: '', crash: /root/a, at: 1s}\n") ==
+        "t.yaml:6:12: a fault's name must not be empty\n");
+  CHECK(errors_of("scenario: x\nnodes: [{name: ' '}]\n" + kTree).find("t.yaml:2:16: a node's name must not be empty") != std::string::npos);
+  CHECK(errors_of("scenario: x\n" + kTree + "checks:\n  - alive: {of: ''}\n").find("t.yaml:6:17: '' names nothing in the tree") !=
+        std::string::npos);
+}
+
+TEST_CASE("rule: a fault that could never act is refused (until before at, after the run, a node cut from itself)", "[robustness]") {
+  const std::string head = "scenario: x\nduration: 10s\nnodes: [{name: a}, {name: b}]\n" + kTree + "faults:\n";
+  CHECK(errors_of(head + "  - {crash: /root/a, at: 3s, until: 2s}\n") ==
+        "t.yaml:8:5: `until` (2s) is not after `at` (3s): nothing fires at or after `until`, so this fault would never act\n");
+  CHECK(errors_of(head + "  - {crash: /root/a, at: 3s, every: 1s, until: 3s}\n").find("is not after `at`") != std::string::npos);
+  CHECK(errors_of(head + "  - {crash: /root/a, at: 11s}\n") ==
+        "t.yaml:8:5: this fault at 11s comes after the run ends (at 10s): it would never act\n");
+  CHECK(errors_of(head + "  - {partition: [a], to: [b, a], at: 1s, duration: 1s}\n") ==
+        "t.yaml:8:5: node 'a' is on both sides of this partition: a node is never cut from itself, so that part of it would never act\n");
+  CHECK(errors_of(head + "  - {crash: /root/a, at: 3s, every: 1s, until: 5s}\n").empty());
+}
+
+TEST_CASE("rule: a stray token no document can start with is an error, not yaml-cpp's endless LoadAll loop", "[robustness]") {
+  // yaml-cpp 0.7's LoadAll pushes empty documents for ever on a lone ',' (its issue 1040): found
+  // by the scenario fuzzer (tools/fuzz/regressions/scenario/lone_comma.yaml).
+  CHECK(errors_of(",") == "t.yaml:1:1: YAML: no value can start with ',' here\n");
+  CHECK(errors_of("# a comment\n ,\n") == "t.yaml:2:2: YAML: no value can start with ',' here\n");
+}
+
+TEST_CASE("rule: a run stopped by a budget still writes its reports so far, marked stopped and unjudged", "[robustness]") {
+  const Scenario s = parse_ok("scenario: x\nduration: 1h\n" + kTree + "faults:\n  - {crash: /root/a, at: 1ms, every: 1ms}\n");
+  RunOptions o;
+  o.budgets.max_events = 5'000;
+  o.partial_on_budget = true;
+  const RunResult r = run(s, o);
+  CHECK(r.stopped.find("budget exceeded: 5000 events (--max-events) at t=") == 0);
+  CHECK_FALSE(r.passed);
+  CHECK(r.checks.empty());
+  CHECK(r.events >= 5'000);
+  const std::filesystem::path dir = "robustness_test.stopped";
+  std::filesystem::remove_all(dir);
+  REQUIRE(write_run_reports(s, r, "x.yaml", std::nullopt, "letitcrash run x.yaml", dir).empty());
+  std::ifstream in(dir / "summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(summary.find("\"stopped\": \"budget exceeded: 5000 events") != std::string::npos);
+  CHECK(std::filesystem::file_size(dir / "trace.jsonl") > 100'000);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("rule: replay refuses a trace that is not the one its folder's manifest names (a folder mixing two runs)", "[robustness]") {
+  const std::filesystem::path a = "robustness_test.run_a";
+  const std::filesystem::path b = "robustness_test.run_b";
+  for (const auto& [dir, seconds] : {std::pair{a, 1}, std::pair{b, 2}}) {
+    std::filesystem::remove_all(dir);
+    const Scenario s = parse_ok("scenario: x\nduration: " + std::to_string(seconds) + "s\n" + kTree +
+                                "faults:\n  - {crash: /root/a, at: 500ms}\n");
+    const RunResult r = run(s);
+    REQUIRE(write_run_reports(s, r, "x.yaml", std::nullopt, "letitcrash run x.yaml", dir).empty());
+  }
+  CHECK(replay((a / "trace.jsonl").string()).status == ReplayOutcome::Status::identical);
+  // Another run's trace.jsonl in a's folder (what a full disk could once leave): refused, exit 2.
+  std::filesystem::copy_file(b / "trace.jsonl", a / "trace.jsonl", std::filesystem::copy_options::overwrite_existing);
+  const ReplayOutcome mixed = replay((a / "trace.jsonl").string());
+  CHECK(mixed.status == ReplayOutcome::Status::bad_input);
+  REQUIRE(mixed.errors.size() == 1);
+  CHECK(mixed.errors.front().find("manifest.json:1:1: trace.jsonl is not the file the folder's run wrote") != std::string::npos);
+  CHECK(mixed.errors.front().find("the folder mixes two runs") != std::string::npos);
+  std::filesystem::remove_all(a);
+  std::filesystem::remove_all(b);
+}
+
+TEST_CASE("rule: the random tie-break reorders a single node's events when two are pending at one instant", "[robustness]") {
+  const std::string three = "scenario: x\nduration: 3s\ntree:\n  root: {strategy: one_for_one, intensity: 5, period: 5s}\n"
+                            "  children: [{id: a, behaviour: idle}, {id: b, behaviour: idle}, {id: c, behaviour: idle}]\n"
+                            "faults:\n  - {crash: /root/a, at: 1s}\n  - {crash: /root/b, at: 1s}\n  - {crash: /root/c, at: 1s}\n";
+  const Scenario s = parse_ok(three);
+  RunOptions fifo;
+  fifo.tie_break = TieBreak::fifo;
+  const std::uint64_t fifo_hash = run(s, fifo).trace_hash;
+  std::set<std::uint64_t> random_hashes;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    RunOptions random;
+    random.tie_break = TieBreak::random;
+    random.seed = seed;
+    random_hashes.insert(run(s, random).trace_hash);
+  }
+  CHECK(random_hashes.size() >= 3);  // the draws differ between seeds
+  CHECK(random_hashes.size() > random_hashes.count(fifo_hash));  // and differ from fifo's order
+  // With nothing pending together (one crash), random has no choice to make: fifo's trace.
+  const Scenario one = parse_ok("scenario: x\nduration: 3s\n" + kTree + "faults:\n  - {crash: /root/a, at: 1s}\n");
+  RunOptions random;
+  random.tie_break = TieBreak::random;
+  CHECK(run(one, random).trace_hash == run(one, fifo).trace_hash);
 }

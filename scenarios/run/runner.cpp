@@ -96,7 +96,12 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     injector.start();  // before the trees boot: stochastic faults see their targets come up
     world.boot_all();
     const faults::PhaseDriver d = driver(s, world, opts);
-    out.phases = faults::run_phases(sim, injector, faults::Phases{s.duration, s.quiet, s.expect_escalation}, d);
+    try {
+      out.phases = faults::run_phases(sim, injector, faults::Phases{s.duration, s.quiet, s.expect_escalation}, d);
+    } catch (const BudgetExceeded& e) {
+      if (!opts.partial_on_budget) throw;
+      out.stopped = e.what();
+    }
     out.end = sim.now();
     out.faults_injected = injector.injected();
     out.faults_skipped = injector.skipped();
@@ -105,12 +110,14 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     for (TraceSink* sink : opts.sinks) sim.trace().remove_sink(sink);
     out.final_state = final_state(sim);
     const CheckInput in = check_input(s, out, d);
-    out.checks = run_checks(effective_checks(s), in, registry);
-    out.metrics = measure(registry, in);
+    if (out.stopped.empty()) {  // a run cut short by a budget is not judged
+      out.checks = run_checks(effective_checks(s), in, registry);
+      out.metrics = measure(registry, in);
+    }
   }
   out.events = sim.trace().count();
   out.trace_hash = sim.trace().hash();
-  out.passed = std::all_of(out.checks.begin(), out.checks.end(), [](const CheckResult& c) { return c.passed; });
+  out.passed = out.stopped.empty() && std::all_of(out.checks.begin(), out.checks.end(), [](const CheckResult& c) { return c.passed; });
   return out;
 }
 

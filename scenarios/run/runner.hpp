@@ -43,6 +43,9 @@ struct RunOptions {
   /// Where the file's behaviour and check names are looked up; null: Registry::builtin().
   const Registry* registry = nullptr;
   Budgets budgets{};
+  /// A budget that stops the run ends it as a result (RunResult::stopped, no checks judged)
+  /// instead of a BudgetExceeded thrown: `run --out` writes the reports so far.
+  bool partial_on_budget = false;
 };
 
 /// One supervisor's final state, for `final` in the JSON summary.
@@ -72,6 +75,9 @@ struct RunResult {
   reports::Metrics metrics;      ///< what the registry's metrics measured
   FinalState final_state;
   bool passed = false;           ///< every check holds
+  /// Not empty: a budget stopped the run (the message says which, when and where); the checks
+  /// were not judged and `passed` is false. Only with RunOptions::partial_on_budget.
+  std::string stopped;
 };
 
 /// Runs `s`. The scenario must have passed validation (file/read.hpp's parse does it).

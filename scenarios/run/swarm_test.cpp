@@ -47,6 +47,7 @@ std::string errors_of(const std::string& text) {
 
 const char* const kRanged = R"(scenario: ranged
 duration: 1m
+nodes: [{name: node0}, {name: node1}]
 tree:
   root: {strategy: one_for_one, intensity: 100, period: 1s}
   children:
@@ -55,7 +56,7 @@ tree:
 faults:
   - {crash: /root/a, mtbf: 5s..2m}
   - {kill: /root/b, at: 1s..30s}
-  - {name: lossy, loss: [node0], to: [node0], at: 2s, duration: 1s..10s, ratio: 0%..20%}
+  - {name: lossy, loss: [node0], to: [node1], at: 2s, duration: 1s..10s, ratio: 0%..20%}
 )";
 
 }  // namespace

@@ -59,6 +59,12 @@ void compare(SeedResult& first, const SeedResult& again) {
 
 }  // namespace
 
+std::string parse_seed(std::string_view text, std::uint64_t& out) {
+  if (!parse_u64(text, out))
+    return fmt::format("'{}' is not a seed: a seed is a whole number from 0 to {}", text, UINT64_MAX);
+  return {};
+}
+
 std::string parse_seed_range(std::string_view text, SeedRange& out) {
   const std::size_t dots = text.find("..");
   if (dots == std::string_view::npos) return fmt::format("'{}' is not a range of seeds: write A..B, e.g. 1..1000", text);

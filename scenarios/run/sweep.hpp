@@ -24,6 +24,10 @@ struct SeedRange {
   std::uint64_t last = 0;
 };
 
+/// Parses one seed: a decimal whole number from 0 to 2^64-1, nothing else (no sign, no
+/// spaces, no hex). Returns the reason it is not one, empty when it is.
+std::string parse_seed(std::string_view text, std::uint64_t& out);
+
 /// Parses "A..B" with A <= B. Returns the reason it is not one, empty when it is.
 std::string parse_seed_range(std::string_view text, SeedRange& out);
 std::string to_string(const SeedRange& r);

@@ -11,6 +11,7 @@
 
 #include "bench/bench.hpp"
 #include "bench/bugs.hpp"
+#include "scenarios/file/read.hpp"
 #include "scenarios/run/report.hpp"
 #include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
@@ -127,7 +128,7 @@ Action add_demo(CLI::App& app) {
   auto backend = std::make_shared<std::string>("context");
   auto duration = std::make_shared<std::string>("2s");
   auto* d = app.add_subcommand("demo", "Run the kernel demo (a crashing parser restarted by a watchdog) and print its trace");
-  d->add_option("--seed", o->seed, "Root seed");
+  d->add_option("--seed", o->seed, "Root seed")->check(parse_check(scenarios::parse_seed, "SEED"));
   d->add_option("--tie-break", *tie, "Order of same-time events: fifo or random")->check(tie_break_check());
   d->add_option("--backend", *backend, "Fiber backend: context or boost_fiber")
       ->check(choice<FiberBackend>("context|boost_fiber", [](const std::string& s, FiberBackend& f) { return parse_fiber_backend(s, f); }));
@@ -150,7 +151,7 @@ Action add_run(CLI::App& app, const tools::Invocation& cli) {
   auto format = std::make_shared<std::string>("text");
   auto* r = app.add_subcommand("run", "Run a scenario file: exit 0 when every check holds, 1 when one fails, 2 for bad input");
   r->add_option("file", a->file, "The scenario file (YAML; docs/scenario-format.md)")->required();
-  r->add_option("--seed", a->seed, "Root seed (default: the file's)");
+  r->add_option("--seed", a->seed, "Root seed (default: the file's)")->check(parse_check(scenarios::parse_seed, "SEED"));
   r->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   r->add_option("--until", *until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
   r->add_option("--out", a->out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
@@ -190,7 +191,7 @@ Action add_diagram(CLI::App& app, const tools::Invocation& cli) {
   auto* g = app.add_subcommand("diagram", "Print the supervision tree as it stands at a virtual time");
   g->add_option("file", a->file, "The scenario file")->required();
   g->add_option("--at", *at, "The virtual time, e.g. 30s (default: 0, right after the trees boot)")->check(duration_check());
-  g->add_option("--seed", a->seed, "Root seed (default: the file's)");
+  g->add_option("--seed", a->seed, "Root seed (default: the file's)")->check(parse_check(scenarios::parse_seed, "SEED"));
   g->add_option("--format", *format, "text (an indented tree) or dot (Graphviz)")->check(CLI::IsMember({"text", "dot"}));
   return [g, a, at, format, &cli] {
     if (!g->parsed()) return -1;
@@ -259,7 +260,7 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   auto tie = std::make_shared<std::string>();
   auto* s = app.add_subcommand("shrink", "Shrink a failing seed to a smaller scenario file that fails the same check (docs/shrinking.md): exit 0 when it wrote the file, 1 when the seed passes, 2 for bad input");
   s->add_option("file", a->file, "The scenario file")->required();
-  s->add_option("--seed", a->seed, "The failing seed (default: the file's)");
+  s->add_option("--seed", a->seed, "The failing seed (default: the file's)")->check(parse_check(scenarios::parse_seed, "SEED"));
   s->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   s->add_option("--out", a->out, "The shrunk file, written atomically (default: <the file's stem>.shrunk.yaml in the current directory)");
   s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)");
@@ -284,13 +285,17 @@ int unknown_command(CLI::App& app, const char* word) {
   std::string all;
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
   std::fprintf(stderr, "letitcrash: unknown command '%s'%s; the commands are: %s\nRun with --help for more information.\n",
-               word, hint.empty() ? "" : (" (did you mean '" + hint + "'?)").c_str(), all.c_str());
+               scenarios::printable(word).c_str(), hint.empty() ? "" : (" (did you mean '" + hint + "'?)").c_str(), all.c_str());
   return 2;
 }
 
 }  // namespace
 
-int cli_main(int argc, char** argv, const scenarios::Registry& registry) {
+namespace {
+
+/// The command line as cli_main runs it; with `act` false it stops after parsing (nothing runs,
+/// nothing is written).
+int command_line(int argc, char** argv, const scenarios::Registry& registry, bool run_action) {
   CLI::App app{"letitcrash: a deterministic simulator and chaos harness for OTP-style supervision trees"};
   const std::string program = argc > 0 ? argv[0] : "letitcrash";
   app.name(program.substr(program.find_last_of('/') + 1));
@@ -314,19 +319,26 @@ int cli_main(int argc, char** argv, const scenarios::Registry& registry) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints the message and the usage hint
+  } catch (const CLI::ParseError& e) {  // the message echoes the argument: escaped for the terminal
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", scenarios::printable(e.what()).c_str());
     return 2;
   }
+  if (!run_action) return 0;
   try {
     for (const Action& act : actions) {
       if (const int rc = act(); rc >= 0) return rc;
     }
   } catch (const std::exception& e) {  // a budget, a file that cannot be written, ...: a message, never an abort
-    std::fprintf(stderr, "letitcrash: %s\n", e.what());
+    std::fprintf(stderr, "letitcrash: %s\n", scenarios::printable(e.what()).c_str());
     return 2;
   }
   return 2;
 }
+
+}  // namespace
+
+int cli_main(int argc, char** argv, const scenarios::Registry& registry) { return command_line(argc, argv, registry, true); }
+
+int cli_parse_only(int argc, char** argv, const scenarios::Registry& registry) { return command_line(argc, argv, registry, false); }
 
 }  // namespace lic

@@ -18,4 +18,9 @@ namespace lic {
 /// lines it prints name the executable as it was invoked (argv[0]).
 int cli_main(int argc, char** argv, const scenarios::Registry& registry = scenarios::Registry::builtin());
 
+/// Parses `argv` as cli_main would, with every option's check, and runs nothing: 0 when the
+/// command line is good, 2 (and the message on stderr) when it is not. For the CLI fuzzer
+/// (tools/fuzz/) and for tools that check a command line before they run it.
+int cli_parse_only(int argc, char** argv, const scenarios::Registry& registry = scenarios::Registry::builtin());
+
 }  // namespace lic

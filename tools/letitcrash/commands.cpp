@@ -92,7 +92,7 @@ std::optional<Scenario> load_or_report(const std::string& file, const scenarios:
   scenarios::ParseResult p = scenarios::load_scenario(file, registry);
   if (!p.ok()) {
     for (const scenarios::Diagnostic& d : p.errors) std::cerr << scenarios::format_diagnostic(file, d) << "\n";
-    std::cerr << fmt::format("{}: {} error{}\n", file, p.errors.size(), p.errors.size() == 1 ? "" : "s");
+    std::cerr << fmt::format("{}: {} error{}\n", scenarios::printable(file), p.errors.size(), p.errors.size() == 1 ? "" : "s");
     return std::nullopt;
   }
   return std::move(p.scenario);
@@ -112,6 +112,7 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   o.until = a.until;
   o.registry = cli.registry;
   o.budgets = a.budgets;
+  o.partial_on_budget = !a.out_dir.empty();  // a budget still leaves the reports so far
   TextSink text;
   if (a.print_trace) o.sinks.push_back(&text);
   const scenarios::RunResult r = scenarios::run(*s, o);
@@ -119,8 +120,13 @@ int run_command(const Invocation& cli, const RunArgs& a) {
                                         : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);
   if (!a.out_dir.empty()) {
     const std::vector<std::string> errors = scenarios::write_run_reports(*s, r, a.file, a.until, reproduce, a.out_dir);
-    for (const std::string& e : errors) std::cerr << "letitcrash: " << e << "\n";
+    for (const std::string& e : errors) std::cerr << "letitcrash: " << scenarios::printable(e) << "\n";
     if (!errors.empty()) return 2;
+    if (!r.stopped.empty()) {
+      std::cerr << "letitcrash: " << scenarios::printable(r.stopped) << "\nthe reports of the run so far are in "
+                << scenarios::printable(a.out_dir) << "\n";
+      return 2;
+    }
   }
   if (a.json) std::cout << reports::summary_json(scenarios::make_report(*s, r, a.file, reproduce)) << "\n";
   else print_run(*s, r, a, reproduce);
@@ -197,7 +203,7 @@ int replay_command(const Invocation& cli, const std::string& trace_file, const s
   const scenarios::ReplayOutcome r = scenarios::replay(trace_file, *cli.registry, budgets);
   using Status = scenarios::ReplayOutcome::Status;
   if (r.status == Status::bad_input) {
-    for (const std::string& e : r.errors) std::cerr << e << "\n";
+    for (const std::string& e : r.errors) std::cerr << scenarios::printable(e) << "\n";
     return 2;
   }
   if (r.status == Status::identical) {

@@ -4,6 +4,7 @@
 // until supervision/ exists). A sink counts what got through. Everything random comes from the
 // seed, so the same seed prints the same trace and hash.
 
+#include "scenarios/file/read.hpp"
 #include "tools/letitcrash/demo.hpp"
 
 #include <fmt/format.h>
@@ -131,7 +132,7 @@ int run_demo(const DemoOptions& o) {
                                  {"summary.txt", summary + "\n"}}) {
       const std::string err = reports::write_file_atomically(o.out_dir + "/" + name, content);
       if (!err.empty()) {
-        std::fprintf(stderr, "letitcrash: %s\n", err.c_str());
+        std::fprintf(stderr, "letitcrash: %s\n", scenarios::printable(err).c_str());
         return 2;
       }
     }

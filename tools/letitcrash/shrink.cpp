@@ -1,4 +1,5 @@
 #include "tools/letitcrash/shrink.hpp"
+#include "scenarios/file/read.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -153,7 +154,7 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   const std::string out = a.out.empty() ? default_shrunk_path(a.file) : a.out;
   std::error_code ec;
   if (std::filesystem::equivalent(out, a.file, ec)) {
-    std::fprintf(stderr, "shrink: --out %s is the file being shrunk: give another path\n", out.c_str());
+    std::fprintf(stderr, "shrink: --out %s is the file being shrunk: give another path\n", scenarios::printable(out).c_str());
     return 2;
   }
   fmt::print("shrink: {} ({}), seed {}, tie-break {}\n", s->name, a.file, a.seed.value_or(s->seed),
@@ -165,7 +166,7 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
     r = scenarios::shrink(*s, options(cli, a, line));
   } catch (const std::exception& e) {  // the scenario as given cannot run
     line.end();
-    std::fprintf(stderr, "shrink: %s: %s\n", a.file.c_str(), e.what());
+    std::fprintf(stderr, "shrink: %s: %s\n", scenarios::printable(a.file).c_str(), scenarios::printable(e.what()).c_str());
     return 2;
   }
   line.end();
@@ -177,7 +178,7 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(out);
   const std::string error = reports::write_file_atomically(out, header(r, a, reproduce) + scenarios::to_yaml(r.scenario));
   if (!error.empty()) {
-    std::fprintf(stderr, "shrink: %s\n", error.c_str());
+    std::fprintf(stderr, "shrink: %s\n", scenarios::printable(error).c_str());
     return 2;
   }
   fmt::print("wrote: {}\nreproduce: {}\n", out, reproduce);

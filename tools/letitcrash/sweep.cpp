@@ -1,4 +1,5 @@
 #include "tools/letitcrash/sweep.hpp"
+#include "scenarios/file/read.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -132,7 +133,7 @@ void write_summary_file(const std::string& out, const SweepHeader& h, const Tall
   const std::string path = scenarios::summary_path(out);
   const std::string error =
       scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics, t.coverage ? t.coverage->json() : std::string());
-  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
+  if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
   else fmt::print("summary: {}\n", path);
 }
 
@@ -252,7 +253,7 @@ bool open_results(const SweepArgs& a, const SweepHeader& h, scenarios::ResultsWr
   const std::string error = w.open(a.out, h, a.seeds, a.shard, a.fresh, notes);
   for (const std::string& n : notes) fmt::print("{}\n", n);
   if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
     return false;
   }
   for (const SeedResult& r : w.resumed()) tally.add(r);
@@ -318,7 +319,7 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
   if (error.empty() && scenarios::set_arg(probe, v, values.front()) == 0)
     error = "--vary: the file does not use behaviour '" + v.behaviour + "'";
   if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
     return 2;
   }
   fmt::print("sweep: {} ({}), seeds {}, walking {}:{} over {}..{} in {} values\n", base.name, a.file,
@@ -328,7 +329,7 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
     Scenario s = base;
     scenarios::set_arg(s, v, value);
     for (const scenarios::Diagnostic& d : scenarios::validate(s, *cli.registry)) {
-      std::fprintf(stderr, "--vary %s=%s: %s\n", v.arg.c_str(), value.c_str(), d.message.c_str());
+      std::fprintf(stderr, "--vary %s=%s: %s\n", scenarios::printable(v.arg).c_str(), scenarios::printable(value).c_str(), scenarios::printable(d.message).c_str());
       return 2;
     }
     scenarios::SweepOptions o{a.tie_break, a.until, a.check_determinism, a.jobs, cli.registry};
@@ -375,7 +376,7 @@ void write_sweep_pages(const SweepArgs& a, const SweepHeader& h, const Tally& t,
       reports::xml_escape(h.scenario), reports::xml_escape(h.file), h.seeds, h.swarm ? " (swarm)" : "", t.passed, t.failed,
       reports::xml_escape(base), reports::xml_escape(a.out.substr(a.out.find_last_of('/') + 1)), failing.empty() ? "<li>none</li>" : failing);
   if (error.empty()) error = reports::write_file_atomically(stem + ".index.html", page);
-  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
+  if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
   else fmt::print("pages: {}.index.html (coverage: {}.coverage.html)\n", stem, stem);
 }
 
@@ -420,7 +421,7 @@ std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, 
   }
   if (const std::string e = results.close(); error.empty()) error = e;
   if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+    std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
     return std::nullopt;
   }
   if (a.stop_at_first_failure && tally.failed > 0)
@@ -501,10 +502,10 @@ bool print_missing(const Invocation& cli, const scenarios::Merged& m, const std:
 int merge_command(const Invocation& cli, const std::string& out, const std::vector<std::string>& inputs) {
   scenarios::Merged m;
   std::string error = scenarios::merge_results(inputs, m);
-  for (const std::string& n : m.notes) fmt::print(stderr, "merge: {}\n", n);
+  for (const std::string& n : m.notes) fmt::print(stderr, "merge: {}\n", scenarios::printable(n));
   if (error.empty()) error = scenarios::write_merged(m, out);
   if (!error.empty()) {
-    std::fprintf(stderr, "merge: %s\n", error.c_str());
+    std::fprintf(stderr, "merge: %s\n", scenarios::printable(error).c_str());
     return 2;
   }
   Tally tally;
