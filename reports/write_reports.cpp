@@ -3,7 +3,6 @@
 // goes last and links only what was written.
 
 #include <fcntl.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -135,21 +134,6 @@ std::string refuse_foreign(const fs::path& dir) {
          "): the reports replace the whole folder, so give a new or empty folder, or an earlier run's";
 }
 
-/// Removes `<dir>.tmp.<pid>` folders beside `dir` left by a run that was killed (its pid is gone).
-void remove_stale_staging(const fs::path& dir) {
-  std::error_code ec;
-  const std::string prefix = dir.filename().string() + ".tmp.";
-  for (const fs::directory_entry& e : fs::directory_iterator(dir.parent_path(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid = name.substr(prefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (::kill(static_cast<pid_t>(std::stoll(pid)), 0) == 0 || errno != ESRCH) continue;  // still running
-    std::error_code ignored;
-    fs::remove_all(e.path(), ignored);
-  }
-}
-
 /// The manifest: the run each file belongs to, and each file's size and hash (replay checks
 /// trace.jsonl against it).
 std::string manifest_json(const RunReport& r, const fs::path& staging) {
@@ -242,7 +226,7 @@ std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_d
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
   if (ec) return {"cannot create " + dir.string() + ": " + ec.message()};
-  remove_stale_staging(dir);
+  remove_stale_temporaries(dir);  // staging folders of killed runs
   // Everything is written into a fresh folder beside `dir`, then swapped in: a folder holds one
   // run's files, and a run that fails half-way leaves the earlier folder as it was.
   const fs::path staging = dir.string() + ".tmp." + std::to_string(::getpid());

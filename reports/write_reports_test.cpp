@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "reports/atomic_file.hpp"
 #include "reports/run_report.hpp"
 #include "reports/test_runs.hpp"
 #include "reports/trace_format.hpp"
@@ -121,6 +122,19 @@ TEST_CASE("rule: a folder holding files a run does not write is refused and left
   CHECK(errors[0].find("holds files a run does not write (notes.txt)") != std::string::npos);
   CHECK(files_in(dir.path()).size() == 1);
   CHECK(read(dir.path() / "notes.txt") == "mine");
+}
+
+TEST_CASE("rule: a temporary file left by a killed writer is removed at the next write beside it", "[reports][write]") {
+  const ScratchDir dir("stale-file");
+  std::ofstream(dir.path() / "results.jsonl.tmp.999999999") << "half";
+  std::ofstream(dir.path() / "results.jsonl.tmp.99999999999999999999999") << "not a pid";  // too long: left
+  std::ofstream(dir.path() / "other.jsonl.tmp.999999999") << "another file's";
+  REQUIRE(write_file_atomically(dir.path() / "results.jsonl", "{}\n").empty());
+  const auto files = files_in(dir.path());
+  CHECK(files.count("results.jsonl.tmp.999999999") == 0);
+  CHECK(files.count("results.jsonl.tmp.99999999999999999999999") == 1);
+  CHECK(files.count("other.jsonl.tmp.999999999") == 1);
+  CHECK(files.at("results.jsonl") == "{}\n");
 }
 
 TEST_CASE("rule: a staging folder left by a killed run is removed, one of a live process is not", "[reports][write]") {
