@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sweep and merge tests that take more than one command (tools/CMakeLists.txt registers each):
 #   sweep_test.sh MODE LETITCRASH TESTDATA_DIR WORK_DIR
-# MODE: shards | resume | other-sweep | merge-errors. Every file lands in WORK_DIR (emptied first).
+# MODE: shards | runners | resume | other-sweep | merge-errors. Every file lands in WORK_DIR (emptied first).
 set -euo pipefail
 mode=$1
 lic=$2
@@ -26,6 +26,16 @@ run() {
   "$lic" "$@" >"$log" 2>&1 || rc=$?
   cat "$log"
   [ "$rc" = "$want" ] || fail "letitcrash $* exited $rc, not $want"
+}
+# run_with RC LOG COMMAND...: as run, for a command line that is not just letitcrash's arguments
+# (env VAR=VALUE ... letitcrash ...).
+run_with() {
+  local want=$1 log=$2 rc=0
+  shift 2
+  echo "+ $*"
+  "$@" >"$log" 2>&1 || rc=$?
+  cat "$log"
+  [ "$rc" = "$want" ] || fail "$* exited $rc, not $want"
 }
 # says LOG REGEX: LOG has a line matching the extended regex.
 says() { grep -qE -- "$2" "$1" || fail "$1 does not say /$2/"; }
@@ -59,6 +69,35 @@ shards)
   eval "run 0 resume.log $resume"
   says resume.log "^resuming: 100 of 200 seeds already done"
   same_results A.jsonl H.jsonl
+  ;;
+runners)
+  # --shard auto as each job array's runner sets the environment (examples/ci/): four jobs of a
+  # runner, merged, equal one unsharded sweep. Kubernetes gives only the index (auto/4).
+  run 0 all.log sweep "$chaos" --seeds 1..40 --jobs 1 --out ALL.jsonl
+  clean=(-u JOB_COMPLETION_INDEX -u CI_NODE_INDEX -u SLURM_ARRAY_TASK_ID)  # whatever runs this test
+  for k in 1 2 3 4; do
+    run_with 0 k8s$k.log env "${clean[@]}" JOB_COMPLETION_INDEX=$((k - 1)) "$lic" sweep "$chaos" --seeds 1..40 --jobs 1 --shard auto/4 --out K$k.jsonl
+    says k8s$k.log "^shard $k/4 from JOB_COMPLETION_INDEX \(Kubernetes Indexed Job\)"
+    run_with 0 gitlab$k.log env "${clean[@]}" CI_NODE_INDEX=$k CI_NODE_TOTAL=4 "$lic" sweep "$chaos" --seeds 1..40 --jobs 1 --shard auto --out G$k.jsonl
+    says gitlab$k.log "^shard $k/4 from CI_NODE_INDEX/CI_NODE_TOTAL \(GitLab\)"
+    run_with 0 slurm$k.log env "${clean[@]}" SLURM_ARRAY_TASK_ID=$((k + 9)) SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_COUNT=4 \
+      "$lic" sweep "$chaos" --seeds 1..40 --jobs 1 --shard auto --out S$k.jsonl
+    says slurm$k.log "^shard $k/4 from SLURM_ARRAY_TASK_ID"
+  done
+  for r in K G S; do
+    run 0 merge$r.log merge $r.jsonl ${r}1.jsonl ${r}2.jsonl ${r}3.jsonl ${r}4.jsonl
+    says merge$r.log "seeds: +40$"
+    same_results ALL.jsonl $r.jsonl
+  done
+  # The header records the resolved shard, not "auto".
+  head -n 1 K3.jsonl | grep -q '"shard":"3/4"' || fail "K3.jsonl's header does not record shard 3/4"
+  # No runner's variables: exit 2 with the names to set. A count that disagrees: exit 2.
+  run_with 2 none.log env "${clean[@]}" "$lic" sweep "$chaos" --seeds 1..4 --shard auto
+  says none.log "none of JOB_COMPLETION_INDEX \(Kubernetes\), CI_NODE_INDEX \(GitLab\) or SLURM_ARRAY_TASK_ID"
+  run_with 2 k8s.log env "${clean[@]}" JOB_COMPLETION_INDEX=0 "$lic" sweep "$chaos" --seeds 1..4 --shard auto
+  says k8s.log "gives the index but not the count: write --shard auto/N"
+  run_with 2 clash.log env "${clean[@]}" CI_NODE_INDEX=1 CI_NODE_TOTAL=3 "$lic" sweep "$chaos" --seeds 1..4 --shard auto/4
+  says clash.log "the runner says 3 shards"
   ;;
 resume)
   run 1 full.log sweep "$flaky" --seeds 1..60 --jobs 2 --out full.jsonl

@@ -93,6 +93,93 @@ std::string parse_shard(std::string_view text, Shard& out) {
 
 std::string to_string(const Shard& s) { return fmt::format("{}/{}", s.index, s.count); }
 
+namespace {
+
+constexpr std::string_view kAuto = "auto";
+
+/// "auto" or "auto/N": the count N (0 when not given), or false when `text` is neither.
+bool auto_count(std::string_view text, std::uint64_t& count, std::string& why) {
+  if (text.substr(0, kAuto.size()) != kAuto) return false;
+  const std::string_view rest = text.substr(kAuto.size());
+  count = 0;
+  if (rest.empty()) return true;
+  if (rest.front() != '/' || !parse_u64(rest.substr(1), count) || count == 0)
+    why = fmt::format("'{}' is not a shard: auto/N needs a count N of 1 or more", text);
+  return true;
+}
+
+/// The environment's value of `name` as a whole number; `why` says what is wrong with it.
+std::optional<std::uint64_t> env_number(const EnvLookup& env, const char* name, std::string& why) {
+  const std::optional<std::string> v = env(name);
+  if (!v) return std::nullopt;
+  std::uint64_t n = 0;
+  if (!parse_u64(*v, n)) {
+    why = fmt::format("--shard auto: {}='{}' is not a whole number", name, *v);
+    return std::nullopt;
+  }
+  return n;
+}
+
+/// The runner's K and N (N 0: it gives none), from the first runner whose index variable is set.
+std::string runner_shard(const EnvLookup& env, Shard& s, std::string& source) {
+  std::string why;
+  if (env("JOB_COMPLETION_INDEX")) {
+    const auto i = env_number(env, "JOB_COMPLETION_INDEX", why);
+    if (!i) return why;
+    s = {*i + 1, 0};
+    source = "JOB_COMPLETION_INDEX (Kubernetes Indexed Job)";
+  } else if (env("CI_NODE_INDEX")) {
+    const auto i = env_number(env, "CI_NODE_INDEX", why);
+    const auto n = env_number(env, "CI_NODE_TOTAL", why);
+    if (!why.empty()) return why;
+    s = {i.value_or(0), n.value_or(0)};
+    source = "CI_NODE_INDEX/CI_NODE_TOTAL (GitLab)";
+  } else if (env("SLURM_ARRAY_TASK_ID")) {
+    const auto id = env_number(env, "SLURM_ARRAY_TASK_ID", why);
+    const auto min = env_number(env, "SLURM_ARRAY_TASK_MIN", why);
+    const auto n = env_number(env, "SLURM_ARRAY_TASK_COUNT", why);
+    if (!why.empty()) return why;
+    if (id.value_or(0) < min.value_or(0))
+      return fmt::format("--shard auto: SLURM_ARRAY_TASK_ID {} is below SLURM_ARRAY_TASK_MIN {}", *id, *min);
+    s = {*id - min.value_or(0) + 1, n.value_or(0)};
+    source = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_MIN/SLURM_ARRAY_TASK_COUNT (Slurm)";
+  } else {
+    return "--shard auto: none of JOB_COMPLETION_INDEX (Kubernetes), CI_NODE_INDEX (GitLab) or SLURM_ARRAY_TASK_ID "
+           "(Slurm) is set: give --shard K/N";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string check_shard_spec(std::string_view text) {
+  std::uint64_t count = 0;
+  std::string why;
+  if (auto_count(text, count, why)) return why;
+  Shard s;
+  return parse_shard(text, s);
+}
+
+std::string resolve_shard(std::string_view text, const EnvLookup& env, Shard& out, std::string& source) {
+  std::uint64_t given = 0;
+  std::string why;
+  if (!auto_count(text, given, why)) {
+    source.clear();
+    return parse_shard(text, out);
+  }
+  if (!why.empty()) return why;
+  Shard s;
+  if (std::string e = runner_shard(env, s, source); !e.empty()) return e;
+  if (s.count != 0 && given != 0 && s.count != given)
+    return fmt::format("--shard {}: the runner says {} shards ({}), not {}", text, s.count, source, given);
+  if (s.count == 0) s.count = given;
+  if (s.count == 0) return fmt::format("--shard auto: {} gives the index but not the count: write --shard auto/N", source);
+  if (s.index == 0 || s.index > s.count)
+    return fmt::format("--shard auto: {} gives shard {} of {}, outside 1..{}", source, s.index, s.count, s.count);
+  out = s;
+  return {};
+}
+
 std::uint64_t shard_size(const SeedRange& r, const Shard& s) {
   const std::uint64_t span = r.last - r.first;  // seeds - 1
   const std::uint64_t first = s.index - 1;

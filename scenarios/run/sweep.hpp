@@ -41,6 +41,23 @@ struct Shard {
 
 /// Parses "K/N" with 1 <= K <= N. Returns the reason it is not one, empty when it is.
 std::string parse_shard(std::string_view text, Shard& out);
+
+/// `--shard` as written: "K/N", or "auto" / "auto/N" (resolve_shard reads the runner's
+/// environment). Returns the reason it is none of these, empty when it is one.
+std::string check_shard_spec(std::string_view text);
+
+/// What a job array's runner says about this job: the value of an environment variable, or
+/// nullopt when it is not set.
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
+
+/// Resolves `--shard` into K/N. "K/N" is itself. "auto" and "auto/N" take the shard from the
+/// first runner whose variables are set, in this order (shards count from 1):
+///   Kubernetes Indexed Job  K = JOB_COMPLETION_INDEX + 1; N from auto/N (the Job has no count)
+///   GitLab parallel jobs    K = CI_NODE_INDEX, N = CI_NODE_TOTAL
+///   Slurm job array         K = SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1, N = SLURM_ARRAY_TASK_COUNT
+/// A count given both ways must agree. `source` names the variables used. Returns the reason it
+/// cannot resolve (no runner's variables set, a value that is not a number, ...), empty when it did.
+std::string resolve_shard(std::string_view text, const EnvLookup& env, Shard& out, std::string& source);
 std::string to_string(const Shard& s);
 /// How many seeds of the range a shard holds.
 std::uint64_t shard_size(const SeedRange& r, const Shard& s);

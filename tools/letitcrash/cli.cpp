@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -220,8 +221,8 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_option("file", a->file, "The scenario file")->required();
   w->add_option("--seeds", *seeds, "The seeds to run, A..B (both included), e.g. 1..1000")->required()->check(parse_check(scenarios::parse_seed_range, "A..B"));
   w->add_option("--jobs", a->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
-  w->add_option("--shard", *shard, "Run only shard K of N (1-based): the seeds whose position in A..B is K-1 modulo N; `merge` joins the shards")
-      ->check(parse_check(scenarios::parse_shard, "K/N"));
+  w->add_option("--shard", *shard, "Run only shard K of N (1-based): the seeds whose position in A..B is K-1 modulo N; `merge` joins the shards. auto (or auto/N) reads K and N from a Kubernetes Indexed Job, GitLab parallel jobs or a Slurm array (docs/sweeps.md)")
+      ->check(CLI::Validator([](std::string& t) { return scenarios::check_shard_spec(t); }, "K/N|auto|auto/N"));
   w->add_flag("--check-determinism", a->check_determinism, "Run every seed twice and fail it when the two traces differ");
   w->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   w->add_option("--until", *until, "Stop each run at this virtual time, e.g. 90s")->check(duration_check());
@@ -239,7 +240,16 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   return [w, a, seeds, shard, tie, until, &cli] {
     if (!w->parsed()) return -1;
     scenarios::parse_seed_range(*seeds, a->seeds);
-    scenarios::parse_shard(*shard, a->shard);
+    std::string source;
+    const auto env = [](const char* name) -> std::optional<std::string> {
+      const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read once, before any thread
+      return v == nullptr ? std::nullopt : std::optional<std::string>(v);
+    };
+    if (const std::string e = scenarios::resolve_shard(*shard, env, a->shard, source); !e.empty()) {
+      std::fprintf(stderr, "sweep: %s\n", scenarios::printable(e).c_str());
+      return 2;
+    }
+    if (!source.empty()) std::printf("shard %s from %s\n", scenarios::to_string(a->shard).c_str(), source.c_str());
     a->tie_break = as_tie_break(*tie);
     a->until = as_time(*until);
     return tools::sweep_command(cli, *a);
