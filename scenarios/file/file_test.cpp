@@ -458,3 +458,20 @@ TEST_CASE("scenario file: ratios read exactly and print back the same", "[scenar
   CHECK_FALSE(parse_ratio("-1%", r, why));
   CHECK_FALSE(parse_ratio("x", r, why));
 }
+
+TEST_CASE("scenario file: seed 003's restart keys read - backoff_factor is factor - not both", "[scenario]") {
+  const std::string head = "scenario: s\ntrees:\n  - id: app\n    lifecycle:\n      services:\n        - name: w\n"
+                           "          behaviour: idle\n          restart:\n";
+  const ParseResult seed = parse_scenario(head + "            initial_delay: 1s\n            max_delay: 90s\n"
+                                                 "            backoff_factor: 2.0\n            jitter: 0.1\n"
+                                                 "            max_attempts: 0\n", "s.yaml");
+  REQUIRE(seed.ok());
+  const supervision::BackoffPolicy& p = seed.scenario.trees.front().services.front().restart;
+  CHECK(p.factor == Ratio{2, 1});
+  CHECK(p.jitter == Ratio{1, 10});
+  CHECK(p.max_delay == kSecond * 90);
+  const ParseResult both = parse_scenario(head + "            factor: 2\n            backoff_factor: 2\n", "s.yaml");
+  REQUIRE(both.errors.size() == 1);
+  CHECK(both.errors.front().message == "restart gives both `factor` and `backoff_factor` (the same setting, seed 003's name): give one");
+}
+

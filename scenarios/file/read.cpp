@@ -393,8 +393,16 @@ void read_args(Reader& rd, const YAML::Node& n, std::vector<std::pair<std::strin
 
 /// A backoff that can reach a delay of 0 retries at once, for ever, at one virtual instant (the
 /// run would never end): the delays must be more than 0 and must not shrink.
+/// `restart:` of a lifecycle service. `backoff_factor` is seed 003's name for `factor` (either
+/// spelling, not both).
 void read_backoff(Reader& rd, const YAML::Node& n, supervision::BackoffPolicy& p) {
-  for (const Entry& e : rd.entries(n, "restart (backoff)", {"initial_delay", "max_delay", "factor", "jitter", "max_attempts"})) {
+  const std::vector<Entry> entries =
+      rd.entries(n, "restart (backoff)", {"initial_delay", "max_delay", "factor", "backoff_factor", "jitter", "max_attempts"});
+  const auto named = [&](const char* k) { return std::any_of(entries.begin(), entries.end(), [k](const Entry& e) { return e.key == k; }); };
+  if (named("factor") && named("backoff_factor"))
+    rd.error(n, "restart gives both `factor` and `backoff_factor` (the same setting, seed 003's name): give one");
+  for (Entry e : entries) {
+    if (e.key == "backoff_factor") e.key = "factor";
     if (e.key == "initial_delay" || e.key == "max_delay") {
       Duration& d = e.key == "initial_delay" ? p.initial_delay : p.max_delay;
       if (rd.duration(e.value, e.key, d) && d <= Duration::zero())
