@@ -48,11 +48,13 @@ std::vector<FileLink> files(const ReportSelection& w, bool have_svg_tree) {
 
 std::string checks_table(const RunReport& r) {
   if (r.checks.empty()) return "<p>No checks were declared.</p>\n";
-  std::string out = "<table>\n<tr><th>check</th><th>result</th><th>detail</th></tr>\n";
+  std::string out = "<table>\n<tr><th>check</th><th>result</th><th>detail</th><th>witness</th></tr>\n";
   for (const CheckOutcome& c : r.checks) {
-    out += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
+    // A failing check's witness: where in the trace (trace.jsonl's `seq`) its verdict was decided.
+    const std::string witness = !c.passed && c.witness ? format_witness(*c.witness) : std::string();
+    out += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>\n",
                        xml_escape(c.name), c.passed ? "ok" : "bad", c.passed ? "passed" : "FAILED",
-                       xml_escape(c.detail));
+                       xml_escape(c.detail), xml_escape(witness));
   }
   return out + "</table>\n";
 }

@@ -38,8 +38,9 @@ std::string junit_xml(const RunReport& r) {
     }
     out +=
         fmt::format(">\n      <failure message=\"{}\" type=\"check failed\">{}</failure>\n    </testcase>\n",
-                    xml_escape(c.detail),
-                    xml_escape(fmt::format("{}\n\nReproduce with:\n  {}\n", c.detail, r.reproduce)));
+                    xml_escape(c.witness ? c.detail + " [witness: " + format_witness(*c.witness) + "]" : c.detail),
+                    xml_escape(fmt::format("{}\n\n{}Reproduce with:\n  {}\n", c.detail,
+                                           c.witness ? "Witness: " + format_witness(*c.witness) + "\n\n" : "", r.reproduce)));
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,25 @@ struct MetricValue {
 /// Measurements by name, in name order (summary.json's and a results line's `metrics`).
 using Metrics = std::map<std::string, MetricValue>;
 
+/// Where a check's verdict was decided: the instant, the event's index in the trace (its `seq`
+/// in trace.jsonl), the processes involved, and why, in one line. For a check judged over the
+/// whole run it is the event that made it fail, or the run's end (then `event` is the last one).
+struct Witness {
+  std::int64_t t_ns = 0;
+  std::uint64_t event = 0;
+  std::vector<std::string> processes;
+  std::string why;
+  bool operator==(const Witness&) const = default;
+};
+
+/// "t=41.25s event 18204 (/root/input): why".
+std::string format_witness(const Witness& w);
+
 struct CheckOutcome {
   std::string name;
   bool passed = false;
   std::string detail;
+  std::optional<Witness> witness{};
 };
 
 /// A fault of the file: how often it acted and how often it was skipped.

@@ -1,5 +1,6 @@
 // summary.json and `run --format json`: the run's facts, verdicts and final state as one object.
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "reports/escape.hpp"
@@ -104,6 +105,12 @@ bool read_metrics(const nlohmann::ordered_json& j, Metrics& out) {
   return true;
 }
 
+std::string format_witness(const Witness& w) {
+  std::string who;
+  for (const std::string& p : w.processes) who += (who.empty() ? "" : ", ") + p;
+  return fmt::format("t={} event {}{}: {}", format_time(Time{w.t_ns}), w.event, who.empty() ? "" : " (" + who + ")", w.why);
+}
+
 std::string summary_json(const RunReport& r) {
   Json j;
   j["scenario"] = r.scenario;
@@ -118,7 +125,11 @@ std::string summary_json(const RunReport& r) {
   if (!r.stopped.empty()) j["stopped"] = r.stopped;  // a budget ended the run: the reports so far
   Json checks = Json::array();
   for (const CheckOutcome& c : r.checks) {
-    checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+    Json check{{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}};
+    if (c.witness)
+      check["witness"] = {{"t_ns", c.witness->t_ns}, {"event", c.witness->event}, {"processes", c.witness->processes},
+                          {"why", c.witness->why}};
+    checks.push_back(std::move(check));
   }
   j["checks"] = std::move(checks);
   j["metrics"] = metrics_json(r.metrics);

@@ -19,10 +19,29 @@ const std::vector<std::string> kNeeds{"pg.server", "leader.coordinator"};
 
 double seconds(Duration d) { return static_cast<double>(d.ns) / 1e9; }
 
+/// The first event at or after `t`: where something that happened at `t` shows in the trace.
+const TraceEvent* first_at(const EventLog& log, Time t) {
+  for (const TraceEvent& e : log)
+    if (e.time >= t) return &e;
+  return nullptr;
+}
+
 Verdict leader_safety(const CheckInput& in) {
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
   if (s.writes == 0) return {false, "no leader write was accepted: nobody led"};
-  return {s.ok(), pl::describe(s)};
+  Verdict v{s.ok(), pl::describe(s)};
+  if (!s.unsafe.empty()) {
+    const pl::UnsafeWrite& w = s.unsafe.front();
+    for (const TraceEvent& e : *in.events) {
+      if (e.time == w.at && e.kind == EventKind::system && e.name == pl::leader::kWrite && e.text(Atom("node")) == w.node) {
+        v.witness = witness_at(e, {std::string(e.label.name.text())},
+                               fmt::format("{} wrote (write {}, {}) while {}", w.node, w.seq, w.loop,
+                                           w.holder.empty() ? "nobody held the leadership" : w.holder + " held the leadership"));
+        break;
+      }
+    }
+  }
+  return v;
 }
 
 CheckJudge single_leader(Args& a) {
@@ -36,7 +55,12 @@ CheckJudge single_leader(Args& a) {
                                  ? "no two nodes ever believed they led at once"
                                  : fmt::format("the longest time two nodes believed they led: {:.3f}s ({}, from t={})",
                                                seconds(b.longest_overlap), nodes, format_time(b.overlap_at));
-    return Verdict{b.longest_overlap <= max, fmt::format("{} (at most {})", what, format_duration(max))};
+    Verdict v{b.longest_overlap <= max, fmt::format("{} (at most {})", what, format_duration(max))};
+    if (!v.passed)
+      if (const TraceEvent* e = first_at(*in.events, b.overlap_at))
+        v.witness = witness_at(*e, b.overlap_nodes, fmt::format("{} believed they led at once from here, for {:.3f}s", nodes,
+                                                                 seconds(b.longest_overlap)));
+    return v;
   };
 }
 

@@ -38,6 +38,33 @@ std::vector<std::string> escalations(const EventLog& log) {
   return out;
 }
 
+/// The event where a root of `roots` reached its restart intensity (the first), if one did.
+const TraceEvent* root_gave_up_at(const EventLog& log, const std::vector<std::string>& roots) {
+  for (const TraceEvent& e : log) {
+    if (e.kind == EventKind::system && e.name == kReachedMax &&
+        std::find(roots.begin(), roots.end(), std::string(e.label.name.text())) != roots.end())
+      return &e;
+  }
+  return nullptr;
+}
+
+/// The k-th start (from 1) of the process at `path`: its spawn event.
+const TraceEvent* start_event(const EventLog& log, const std::string& path, std::uint32_t k) {
+  for (const TraceEvent& e : log) {
+    if (e.kind == EventKind::spawn && e.label.instance == k && e.label.name.text() == path) return &e;
+  }
+  return nullptr;
+}
+
+/// The last exit of a process at `path`.
+const TraceEvent* last_exit(const EventLog& log, const std::string& path) {
+  const TraceEvent* last = nullptr;
+  for (const TraceEvent& e : log) {
+    if (e.kind == EventKind::exit && e.label.name.text() == path) last = &e;
+  }
+  return last;
+}
+
 /// How a root that is gone at the end ended (a start that failed, an exit from outside), from
 /// its last exit in the trace.
 std::string root_end(const CheckInput& in, const std::string& root) {
@@ -56,9 +83,17 @@ CheckJudge escalation(bool expected) {
     });
     const std::string levels = gave_up.empty() ? "no supervisor reached its restart intensity"
                                                : "reached the restart intensity, in order: " + join(gave_up, 10);
+    const TraceEvent* top = root_gave_up_at(*in.events, in.roots);
+    const auto at_top = [&](const std::string& detail) -> Verdict {
+      return {expected, detail,
+              witness_at(*top, {std::string(top->label.name.text())},
+                         std::string(top->label.name.text()) + " reached its restart intensity and gave up")};
+    };
     if (expected) {
+      if (root_gave_up && top != nullptr) return at_top("escalated to the top: " + levels);
       return Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels};
     }
+    if (root_gave_up && top != nullptr) return at_top("escalated to the top: " + levels);
     if (root_gave_up) return Verdict{false, "escalated to the top: " + levels};
     // A root gone another way (its own start failed, say) is not a tree that held either.
     for (const std::string& r : in.roots) {
@@ -97,7 +132,10 @@ CheckJudge alive(Args& a) {
   return [of](const CheckInput& in) {
     if (properties::names_service(*in.events, of)) return service_alive(in, of);
     const bool up = std::binary_search(in.alive.begin(), in.alive.end(), of);
-    return Verdict{up, up ? "running at the end" : "no process at " + of + " at the end"};
+    Verdict v{up, up ? "running at the end" : "no process at " + of + " at the end"};
+    if (const TraceEvent* gone = up ? nullptr : last_exit(*in.events, of))
+      v.witness = witness_at(*gone, {of}, of + " exited " + to_string(gone->reason) + " and was not running again by the end");
+    return v;
   };
 }
 
@@ -181,6 +219,7 @@ CheckJudge drained(Args& a) {
     std::map<Atom, Time> since;
     std::vector<std::string> out;
     bool ok = true, any = false;
+    std::optional<Witness> first_bad;
     for (const TraceEvent& e : *in.events) {
       if (e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigterm")) since.try_emplace(e.node, e.time);
       const bool exit = e.kind == EventKind::task_exit, kill = e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigkill");
@@ -193,6 +232,7 @@ CheckJudge drained(Args& a) {
       out.push_back(fmt::format("{} {} {:.3f}s after SIGTERM (at t={})", e.node.text(),
                                 kill ? "was killed (SIGKILL)" : exit && e.reason == Reason::normal() ? "exited" : "crashed with " + to_string(e.reason),
                                 static_cast<double>(took.ns) / 1e9, format_time(e.time)));
+      if (!clean && !first_bad) first_bad = witness_at(e, {std::string(e.node.text())}, out.back());
       since.erase(it);
     }
     for (const auto& [node, t] : since) {
@@ -200,7 +240,7 @@ CheckJudge drained(Args& a) {
       out.push_back(fmt::format("{} still running {} after SIGTERM", node.text(), format_duration(in.end - t)));
     }
     if (!any && since.empty()) return Verdict{false, "no task was sent SIGTERM (stop_task)"};
-    return Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : "")};
+    return Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : ""), first_bad};
   };
 }
 
@@ -219,7 +259,14 @@ CheckJudge restarts(Args& a) {
     std::string want;
     if (count) want = fmt::format("exactly {}", *count);
     if (max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *max);
-    return Verdict{(!max || n <= *max) && (!count || n == *count), fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want)};
+    Verdict v{(!max || n <= *max) && (!count || n == *count), fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want)};
+    // Too many: the restart past the limit (start limit + 2: the first start is not a restart).
+    const std::optional<std::int64_t> limit = max ? max : count;
+    if (!v.passed && limit && n > *limit) {
+      if (const TraceEvent* e = start_event(*in.events, of, static_cast<std::uint32_t>(*limit + 2)))
+        v.witness = witness_at(*e, {of}, fmt::format("restart {} of {} (the limit is {})", *limit + 1, of, *limit));
+    }
+    return v;
   };
 }
 
@@ -237,6 +284,10 @@ std::function<CheckJudge(Args&)> plain(Verdict (*judge)(const CheckInput&)) {
 const ArgInfo kOf{"of", "path", "", "the tree path it is about"};
 
 }  // namespace
+
+Witness witness_at(const TraceEvent& e, std::vector<std::string> processes, std::string why) {
+  return Witness{e.time.ns, e.seq, std::move(processes), std::move(why)};
+}
 
 std::vector<CheckInfo> builtin_checks() {
   std::vector<CheckInfo> r;

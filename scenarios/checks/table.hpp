@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,19 @@ struct CheckInput {
   const Scenario* scenario = nullptr;        ///< what ran
 };
 
+using reports::Witness;
+
 /// A judge's answer.
 struct Verdict {
   bool passed = false;
   std::string detail;  ///< what was measured or what went wrong, one line
+  /// The event that decided it, when the judge can name one; none: run_checks gives the run's
+  /// end (the verdict was about the whole run).
+  std::optional<Witness> witness{};
 };
+
+/// A witness at trace event `e` (its time and index), about `processes`.
+Witness witness_at(const TraceEvent& e, std::vector<std::string> processes, std::string why);
 
 /// Judges one finished run.
 using CheckJudge = std::function<Verdict(const CheckInput&)>;
@@ -62,6 +71,7 @@ struct CheckResult {
   std::string name;    ///< as a report titles it: "converges", "availability(/root/input)"
   bool passed = false;
   std::string detail;
+  std::optional<Witness> witness{};  ///< always set by run_checks
 };
 
 /// converges, no_escalation, escalates, availability, alive, conservation, restarts, model.

@@ -72,6 +72,7 @@ struct CutShort {
   std::string child, supervisor;
   Time asked{}, killed{};
   std::optional<Duration> timeout;
+  const TraceEvent* event = nullptr;  ///< the shutdown_error that says it was killed
 };
 
 std::vector<CutShort> cut_short(const CheckInput& in, const std::string& scope) {
@@ -87,7 +88,7 @@ std::vector<CutShort> cut_short(const CheckInput& in, const std::string& scope) 
     const std::string sup(e.label.name.text());
     const std::string path = child != nullptr && label.contains(*child) ? label[*child] : sup + "/" + e.text(keys::kId);
     if (!within(path, scope)) continue;
-    CutShort c{path, sup, e.time, e.time, std::nullopt};
+    CutShort c{path, sup, e.time, e.time, std::nullopt, &e};
     if (child != nullptr)
       if (const auto it = asked.find({*child, e.pid}); it != asked.end()) c.asked = it->second;
     if (const TreeNode* t = tree.find_or_template(path); t != nullptr && t->spec.shutdown.kind == supervision::Shutdown::Kind::timeout)
@@ -110,7 +111,9 @@ CheckJudge clean_shutdown(Args& a) {
     }
     const std::string where = of.empty() ? "" : " under " + of;
     if (cut.empty()) return Verdict{true, "every child asked to stop" + where + " stopped within its shutdown timeout"};
-    return Verdict{false, fmt::format("{} shutdown{} cut short{}: {}", cut.size(), cut.size() == 1 ? "" : "s", where, join(what))};
+    return Verdict{false, fmt::format("{} shutdown{} cut short{}: {}", cut.size(), cut.size() == 1 ? "" : "s", where, join(what)),
+                   witness_at(*cut.front().event, {cut.front().child, cut.front().supervisor},
+                              fmt::format("{} killed {}: its shutdown timeout ran out", cut.front().supervisor, cut.front().child))};
   };
 }
 
@@ -127,10 +130,13 @@ CheckJudge never_gives_up(Args& a) {
       const std::string label(e.label.name.text());
       if (e.name == ev::kServiceGaveUp && label + "/" + e.text(keys::kId) == of)
         return Verdict{false, fmt::format("{} gave up for good at t={} ({}, after attempt {})", of, format_time(e.time), e.text(keys::kWhy),
-                                          e.field<std::int64_t>(keys::kAttempt) ? *e.field<std::int64_t>(keys::kAttempt) : 0)};
+                                          e.field<std::int64_t>(keys::kAttempt) ? *e.field<std::int64_t>(keys::kAttempt) : 0),
+                       witness_at(e, {of}, fmt::format("{} gave up for good ({})", of, e.text(keys::kWhy)))};
       if (e.name == ev::kReachedMax && label == of)
         return Verdict{false, fmt::format("{} reached its restart intensity at t={} (when {} failed) and gave up", of,
-                                          format_time(e.time), e.text(keys::kId))};
+                                          format_time(e.time), e.text(keys::kId)),
+                       witness_at(e, {of, of + "/" + e.text(keys::kId)},
+                                  fmt::format("{} reached its restart intensity when {} failed", of, e.text(keys::kId)))};
     }
     return Verdict{true, fmt::format("{} never gave up", service ? "the service " + of : "the supervisor " + of)};
   };

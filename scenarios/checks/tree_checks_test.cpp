@@ -8,6 +8,12 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "reports/run_report.hpp"
+#include "scenarios/run/report.hpp"
+#include "scenarios/run/results_file.hpp"
+#include "scenarios/run/sweep.hpp"
 #include "scenarios/testing/run_text.hpp"
 
 using namespace lic;
@@ -162,4 +168,71 @@ TEST_CASE("bad input to the new checks is reported at its place", "[checks][vali
   CHECK(lines[2].find("ratio '120%' is more than 100%") != std::string::npos);
   CHECK(lines[3].find("t.yaml:11:") == 0);
   CHECK(lines[3].find("must be more than 0% and at most 100%") != std::string::npos);
+}
+
+TEST_CASE("witness: a failing check names the instant and the trace event that decided it", "[checks][witness]") {
+  // b crashes at 1s, 2s and 3s: restarts{max: 1} fails at the second restart, the third start.
+  const RunResult r = run_text("scenario: w\nduration: 5s\ntree:\n  root: {strategy: one_for_one, intensity: 10, period: 5s}\n"
+                               "  children: [{id: a, behaviour: idle}, {id: b, behaviour: idle}]\n"
+                               "script:\n  - {at: 1s, crash: /root/b}\n  - {at: 2s, crash: /root/b}\n  - {at: 3s, kill: /root/a}\n"
+                               "checks:\n  - {restarts: {of: /root/b, max: 1}}\n  - {alive: /root/a}\n  - {restarts: {of: /root/a, max: 5}}\n");
+  const CheckResult& restarts = check_named(r, "restarts(/root/b)");
+  REQUIRE_FALSE(restarts.passed);
+  REQUIRE(restarts.witness);
+  const TraceEvent& e = r.sim->trace().events()[restarts.witness->event];
+  CHECK(e.kind == EventKind::spawn);  // the start that was one restart too many
+  CHECK(e.label.name.text() == "/root/b");
+  CHECK(e.label.instance == 3);
+  CHECK(restarts.witness->t_ns == (Time{} + kSecond * 2).ns);
+  CHECK(restarts.witness->processes == std::vector<std::string>{"/root/b"});
+  CHECK(restarts.witness->why == "restart 2 of /root/b (the limit is 1)");
+  CHECK(reports::format_witness(*restarts.witness).find("t=2s event ") == 0);
+  // a is killed at 3s and restarted (a permanent child): alive holds; the witness of a check that
+  // holds is the run's end.
+  const CheckResult& passed = check_named(r, "restarts(/root/a)");
+  REQUIRE(passed.passed);
+  REQUIRE(passed.witness);
+  CHECK(passed.witness->event == r.sim->trace().events().size() - 1);
+  CHECK(passed.witness->why == "the run's end (the verdict is about the whole run)");
+}
+
+TEST_CASE("witness: escalation names the root's give-up event, and summary.json carries every witness", "[checks][witness]") {
+  const std::string text = "scenario: w\nduration: 5s\ntree:\n  root: {strategy: one_for_one, intensity: 1, period: 5s}\n"
+                           "  children: [{id: b, behaviour: idle}]\n"
+                           "script:\n  - {at: 1s, crash: /root/b}\n  - {at: 2s, crash: /root/b}\n"
+                           "checks:\n  - no_escalation\n";
+  const RunResult r = run_text(text);
+  const CheckResult& c = check_named(r, "no_escalation");
+  REQUIRE_FALSE(c.passed);
+  REQUIRE(c.witness);
+  const TraceEvent& e = r.sim->trace().events()[c.witness->event];
+  CHECK(e.kind == EventKind::system);
+  CHECK(e.label.name.text() == "/root");
+  CHECK(c.witness->t_ns == (Time{} + kSecond * 2).ns);
+  CHECK(c.witness->why == "/root reached its restart intensity and gave up");
+  const std::string summary = reports::summary_json(make_report(parse_scenario(text, "w.yaml").scenario, r, "w.yaml", "letitcrash run w.yaml"));
+  CHECK(summary.find(fmt::format("\"witness\": {{\n        \"t_ns\": 2000000000,\n        \"event\": {},", c.witness->event)) !=
+        std::string::npos);
+}
+
+TEST_CASE("witness: a failing seed's results line carries its checks' witnesses and reads back with them", "[checks][witness]") {
+  const std::string text = "scenario: w\nduration: 5s\ntree:\n  root: {strategy: one_for_one, intensity: 10, period: 5s}\n"
+                           "  children: [{id: b, behaviour: idle}]\nscript:\n  - {at: 1s, crash: /root/b}\n"
+                           "checks:\n  - {restarts: {of: /root/b, max: 0}}\n";
+  const Scenario s = parse_scenario(text, "w.yaml").scenario;
+  const SeedResult r = run_seed(s, 1, SweepOptions{});
+  REQUIRE(r.witnesses.size() == 1);
+  CHECK(r.witnesses.at("restarts(/root/b)").why == "restart 1 of /root/b (the limit is 0)");
+  const std::string path = "witness_test.results.jsonl";
+  {
+    std::ofstream f(path);
+    f << header_line(make_sweep_header(s, "w.yaml", SeedRange{1, 1}, Shard{}, TieBreak::fifo, std::nullopt, false)) << result_line(r);
+  }
+  CHECK(result_line(r).find("\"witnesses\":{\"restarts(/root/b)\":{") != std::string::npos);
+  ResultsReader in(path);
+  const std::optional<SeedResult> back = in.next();
+  INFO(in.error());
+  REQUIRE(back);
+  CHECK(*back == r);
+  std::remove(path.c_str());
 }

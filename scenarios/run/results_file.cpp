@@ -110,6 +110,27 @@ bool read_points(const Json& j, std::map<std::string, PointUse>& out) {
   return true;
 }
 
+/// `witnesses`: {check: {t_ns, event, processes, why}} (lines written before it have none).
+bool read_witnesses(const Json& j, std::map<std::string, reports::Witness>& out) {
+  if (!j.is_object()) return false;
+  for (const auto& [name, w] : j.items()) {
+    reports::Witness x;
+    if (!w.is_object() || !w.contains("t_ns") || !w["t_ns"].is_number_integer() || !w.contains("event") ||
+        !w["event"].is_number_unsigned() || !w.contains("why") || !w["why"].is_string() || !w.contains("processes") ||
+        !strings(w["processes"], x.processes))
+      return false;
+    x.t_ns = w["t_ns"].get<std::int64_t>();
+    x.event = w["event"].get<std::uint64_t>();
+    x.why = w["why"].get<std::string>();
+    out.emplace(name, std::move(x));
+  }
+  return true;
+}
+
+Json witness_json(const reports::Witness& w) {
+  return {{"t_ns", w.t_ns}, {"event", w.event}, {"processes", w.processes}, {"why", w.why}};
+}
+
 /// What the run exercised (its swarm choice and coverage): each optional, as lines written
 /// before they existed have none of them.
 bool read_exercised(const Json& j, SeedResult& r) {
@@ -141,6 +162,7 @@ std::optional<SeedResult> read_result(const Json& j) {
   if (j["determinism"].is_string()) r.determinism = j["determinism"].get<std::string>();
   if (j.contains("metrics") && !reports::read_metrics(j["metrics"], r.metrics)) return std::nullopt;
   if (!read_exercised(j, r)) return std::nullopt;
+  if (j.contains("witnesses") && !read_witnesses(j["witnesses"], r.witnesses)) return std::nullopt;
   return r;
 }
 
@@ -196,6 +218,10 @@ std::string result_line(const SeedResult& r) {
   j["events"] = r.events;
   j["virtual_time_ns"] = r.virtual_time_ns;
   j["failed"] = r.failed;
+  if (!r.witnesses.empty()) {
+    j["witnesses"] = Json::object();
+    for (const auto& [name, w] : r.witnesses) j["witnesses"][name] = witness_json(w);
+  }
   j["determinism"] = r.determinism ? Json(*r.determinism) : Json(nullptr);
   if (!r.metrics.empty()) j["metrics"] = reports::metrics_json(r.metrics);
   if (r.swarm) j["swarm"] = swarm_json(*r.swarm);

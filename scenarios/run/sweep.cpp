@@ -36,8 +36,11 @@ SeedResult summarise(const Scenario& written, const RunResult& r, const std::opt
   s.events = r.events;
   s.virtual_time_ns = r.end.ns;
   s.metrics = r.metrics;
-  for (const CheckResult& c : r.checks)
-    if (!c.passed) s.failed.push_back(c.name);
+  for (const CheckResult& c : r.checks) {
+    if (c.passed) continue;
+    s.failed.push_back(c.name);
+    if (c.witness) s.witnesses.emplace(c.name, *c.witness);
+  }
   s.swarm = choice;
   record_coverage(written, r, s);
   return s;

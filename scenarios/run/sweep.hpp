@@ -98,6 +98,8 @@ struct SeedResult {
   std::map<std::string, PointUse> buggify;  ///< each buggify point asked
   std::vector<std::string> reached;        ///< the supervision outcomes reached (sorted)
   std::vector<std::string> judged;         ///< the checks judged, by name
+  /// Each failing check's witness (where its verdict was decided), by the check's name.
+  std::map<std::string, reports::Witness> witnesses;
   /// The line as read from a results file (empty for a fresh result): a merge writes it back
   /// as it was, fields it does not know included.
   std::string line;
@@ -106,7 +108,7 @@ struct SeedResult {
     return seed == o.seed && passed == o.passed && trace_hash == o.trace_hash && events == o.events &&
            virtual_time_ns == o.virtual_time_ns && failed == o.failed && determinism == o.determinism &&
            metrics == o.metrics && swarm == o.swarm && faults == o.faults && buggify == o.buggify &&
-           reached == o.reached && judged == o.judged;
+           reached == o.reached && judged == o.judged && witnesses == o.witnesses;
   }
 };
 

@@ -19,6 +19,7 @@ using scenarios::Scenario;
 void print_checks(const scenarios::RunResult& r, const std::string& reproduce) {
   for (const scenarios::CheckResult& c : r.checks) {
     fmt::print("  {} {:<28} {}\n", c.passed ? "PASS" : "FAIL", c.name, c.detail);
+    if (!c.passed && c.witness) fmt::print("       witness: {}\n", reports::format_witness(*c.witness));
     if (!c.passed) fmt::print("       reproduce: {}\n", reproduce);
   }
 }

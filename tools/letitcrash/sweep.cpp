@@ -160,8 +160,12 @@ void print_summary(const Tally& t, const SummaryContext& c) {
   if (t.failed == 0) return;
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");
-  for (const auto& [seed, r] : t.listed)
+  for (const auto& [seed, r] : t.listed) {
     fmt::print("  {}  # {}\n", reproduce(c, seed), join(r.failed));
+    if (!r.failed.empty())
+      if (const auto w = r.witnesses.find(r.failed.front()); w != r.witnesses.end())
+        fmt::print("      {}: {}\n", w->first, reports::format_witness(w->second));
+  }
   if (t.failed > t.listed.size())
     fmt::print("  and {} more{}\n", t.failed - t.listed.size(), c.out.empty() ? "" : " (every one is in " + c.out + ")");
 }
