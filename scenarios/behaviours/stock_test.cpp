@@ -397,5 +397,5 @@ TEST_CASE("availability of a lifecycle service: up while its service_state is ru
     INFO(c.name << ": " << c.detail);
     CHECK(c.passed);
   }
-  CHECK_THAT(r.checks[1].detail, Catch::Matchers::Contains("1 failures"));
+  CHECK_THAT(r.checks[1].detail, Catch::Matchers::Contains("1 failure,"));
 }

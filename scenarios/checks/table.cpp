@@ -112,6 +112,29 @@ Verdict converges(const CheckInput& in) {
                                      : "nothing changed after the chaos phase"};
 }
 
+/// What an availability check measured, for the person reading it: the measured share, and
+/// beside it seed 000's formula A = MTBF / (MTBF + MTTR) from the observed cycles with its 95 %
+/// interval, and a final outage that was never repaired (it counts in the measured share, not
+/// in MTTR).
+std::string describe_availability(const properties::Availability& m, const properties::Intervals& up, Time end, Ratio min) {
+  std::string d = fmt::format("up {:.4f}% of {} (at least {}); {} failure{}", m.availability * 100, format_duration(m.observed),
+                              format_ratio(min), m.failures, m.failures == 1 ? "" : "s");
+  const auto secs = [](Duration x) { return fmt::format("{:.3f}s", static_cast<double>(x.ns) / 1e9); };
+  if (m.failures > 0) d += fmt::format(", MTBF {}", secs(m.mtbf));
+  if (m.repairs > 0) {
+    const double formula = static_cast<double>(m.mtbf.ns) / static_cast<double>((m.mtbf + m.mttr).ns);
+    d += fmt::format(", MTTR {}: MTBF/(MTBF+MTTR) = {:.4f}%", secs(m.mttr), formula * 100);
+    d += m.repairs >= 2 ? fmt::format(", 95% interval {:.4f}%..{:.4f}% over {} cycles", m.low * 100, m.high * 100, m.repairs)
+                        : std::string(", 1 cycle: no interval");
+  }
+  if (!up.empty() && up.back().to < end && m.failures > m.repairs)
+    d += fmt::format("; an outage from t={} was never repaired ({} to the end)", format_time(up.back().to),
+                     format_duration(end - up.back().to));
+  else if (up.empty())
+    d += "; never up";
+  return d;
+}
+
 CheckJudge availability(Args& a) {
   const std::string of = a.path("of");
   const Ratio min = a.ratio("min");
@@ -121,9 +144,7 @@ CheckJudge availability(Args& a) {
     // up / observed >= num / den, exactly, in integers.
     const auto lhs = static_cast<Wide>(m.up.ns) * min.den;
     const auto rhs = static_cast<Wide>(m.observed.ns) * min.num;
-    return Verdict{m.observed > Duration::zero() && lhs >= rhs,
-                   fmt::format("up {:.4f}% of {} (at least {}); {} failures, MTTR {}", m.availability * 100,
-                               format_duration(m.observed), format_ratio(min), m.failures, format_duration(m.mttr))};
+    return Verdict{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min)};
   };
 }
 

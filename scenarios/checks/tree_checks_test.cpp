@@ -236,3 +236,15 @@ TEST_CASE("witness: a failing seed's results line carries its checks' witnesses 
   CHECK(*back == r);
   std::remove(path.c_str());
 }
+
+TEST_CASE("availability: says MTBF, MTTR, the formula with its interval, and an outage never repaired", "[checks]") {
+  // w is up 200 ms after each start; crashed at 10 s and 20 s, its third start fails for good.
+  const RunResult r = run_text("scenario: av\nduration: 60s\ntree:\n  root: {strategy: one_for_one, intensity: 100, period: 1s}\n"
+                               "  children:\n    - {id: w, behaviour: idle, args: {init: [ok, ok, error], init_delay: 200ms}, restart: transient}\n"
+                               "script:\n  - {at: 10s, crash: /root/w}\n  - {at: 20s, crash: /root/w}\n"
+                               "checks:\n  - {availability: {of: /root/w, min: 95%}}\n");
+  const CheckResult& c = check_named(r, "availability(/root/w)");
+  CHECK_FALSE(c.passed);
+  CHECK(c.detail == "up 32.6667% of 1m (at least 95%); 2 failures, MTBF 9.800s, MTTR 0.200s: MTBF/(MTBF+MTTR) = 98.0000%, "
+                    "1 cycle: no interval; an outage from t=20s was never repaired (40s to the end)");
+}
