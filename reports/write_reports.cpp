@@ -219,8 +219,11 @@ Fingerprint file_fingerprint(const fs::path& file) {
 }
 
 std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_dir, const ReportSelection& which) {
-  // The folder's own name: `out/` and `out/.` are `out`.
-  fs::path dir = fs::absolute(out_dir).lexically_normal();
+  // The folder's own name: `out/` and `out/.` are `out`; a symlink is followed (the folder it
+  // names is the one replaced, and the link stays).
+  std::error_code canon;
+  fs::path dir = fs::weakly_canonical(fs::absolute(out_dir), canon);
+  if (canon) dir = fs::absolute(out_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
   if (std::string refused = refuse_foreign(dir); !refused.empty()) return {refused};
   std::error_code ec;

@@ -113,6 +113,17 @@ TEST_CASE("rule: a report folder is one run's - a second run with fewer reports 
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 }
 
+TEST_CASE("rule: --out through a symlink replaces the folder it names and keeps the link", "[reports][write]") {
+  const auto run = testing::pipeline_run({}, 1_s);
+  const ScratchDir dir("symlink");
+  fs::create_directories(dir.path() / "real");
+  fs::create_directory_symlink(dir.path() / "real", dir.path() / "link");
+  REQUIRE(write_reports(run.report, dir.path() / "link").empty());
+  REQUIRE(write_reports(run.report, dir.path() / "link").empty());  // a second run swaps the real folder
+  CHECK(fs::is_symlink(dir.path() / "link"));
+  CHECK(fs::exists(dir.path() / "real" / "manifest.json"));
+}
+
 TEST_CASE("rule: a folder holding files a run does not write is refused and left as it was", "[reports][write]") {
   const auto run = testing::pipeline_run({}, 1_s);
   const ScratchDir dir("foreign");
