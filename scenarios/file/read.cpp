@@ -127,6 +127,14 @@ class Reader {
       error(n, std::string(what) + " must be a scalar, not " + kind_of(n));
       return false;
     }
+    // "?" is a plain scalar's tag, "!" a quoted one's; any other (`!foo bar`, `!!str x`) is a
+    // YAML tag, which scenario files do not use: `behaviour: !pipeline.validator` reads as an
+    // empty value tagged `!pipeline.validator`, not as the name.
+    if (n.Tag() != "?" && n.Tag() != "!") {
+      error(n, fmt::format("{} has a YAML tag ({}), which scenario files do not use: write the value without it", what,
+                           printable(n.Tag())));
+      return false;
+    }
     if (const std::optional<char32_t> c = control_character(n.Scalar())) {
       error(n, fmt::format("{} holds a control character (U+{:04X}, from an escape): names and values are printable text",
                            what, static_cast<std::uint32_t>(*c)));
@@ -429,7 +437,7 @@ ServiceDecl read_service(Reader& rd, const YAML::Node& n) {
                                                     "stop_timeout", "stable_threshold", "depends_on", "restart", "terminal"})) {
     if (e.key == "name") named = rd.name(e.value, "a service's name", s.name);
     else if (e.key == "behaviour") {
-      rd.scalar(e.value, "behaviour", s.behaviour.name);
+      rd.name(e.value, "behaviour", s.behaviour.name);
       s.behaviour.mark = mark_of(e.value);
     } else if (e.key == "args") read_args(rd, e.value, s.behaviour.args);
     else if (e.key == "auto_start") rd.boolean(e.value, "auto_start", s.auto_start);
@@ -531,7 +539,7 @@ void read_child_key(Reader& rd, const Entry& e, TreeNode& t, ChildKeys& k) {
     read_lifecycle(rd, e.value, t);
   } else if (e.key == "behaviour") {
     k.is_worker = true;
-    rd.scalar(e.value, "behaviour", t.behaviour.name);
+    rd.name(e.value, "behaviour", t.behaviour.name);
     t.behaviour.mark = mark_of(e.value);
   } else if (e.key == "args") {
     read_args(rd, e.value, t.behaviour.args);

@@ -269,3 +269,15 @@ TEST_CASE("rule: the random tie-break reorders a single node's events when two a
   random.tie_break = TieBreak::random;
   CHECK(run(one, random).trace_hash == run(one, fifo).trace_hash);
 }
+
+TEST_CASE("rule: a YAML tag on a value is refused, so a tagged empty value never passes for a name", "[robustness]") {
+  // Found by the scenario fuzzer: `behaviour: !pipeline.validator` is an empty value tagged
+  // !pipeline.validator; it validated, and the run then failed to build the tree.
+  const std::string tree = "tree:\n  root: {strategy: one_for_one}\n  children: [{id: a, behaviour: !pipeline.validator}]\n";
+  CHECK(errors_of("scenario: x\n" + tree) ==
+        "t.yaml:4:33: behaviour has a YAML tag (!pipeline.validator), which scenario files do not use: write the value without it\n");
+  CHECK(errors_of("scenario: !!str x\n" + kTree).find("scenario (its name) has a YAML tag (tag:yaml.org,2002:str)") != std::string::npos);
+  CHECK(errors_of("scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children: [{id: a, behaviour: ''}]\n")
+            .find("behaviour must not be empty") != std::string::npos);
+  CHECK(errors_of("scenario: 'quoted is fine'\n" + kTree).empty());
+}
