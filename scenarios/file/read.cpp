@@ -738,7 +738,10 @@ bool read_duration_range(Reader& rd, const Entry& e, const std::string& lo, cons
 bool read_range(Reader& rd, const Entry& e, faults::Fault& f) {
   std::string lo;
   std::string hi;
-  if (e.key == "name" || !e.value.IsScalar() || !faults::split_range(e.value.Scalar(), lo, hi)) return false;
+  // Names and reasons are text: "a..b" in one is not a range (an atom may hold "..").
+  if (e.key == "name" || e.key == "reason" || !e.value.IsScalar() ||
+      !faults::split_range(e.value.Scalar(), lo, hi))
+    return false;
   if (!faults::rangeable(e.key)) {
     rd.error(e.value, "`" + e.key + "` takes no range (ranges are for at, mtbf, every, duration, delay, grace, restart_after and ratio)");
     return true;

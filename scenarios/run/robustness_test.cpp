@@ -10,6 +10,7 @@
 #include <string>
 
 #include "scenarios/file/read.hpp"
+#include "scenarios/file/write.hpp"
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/runner.hpp"
@@ -280,4 +281,13 @@ TEST_CASE("rule: a YAML tag on a value is refused, so a tagged empty value never
   CHECK(errors_of("scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children: [{id: a, behaviour: ''}]\n")
             .find("behaviour must not be empty") != std::string::npos);
   CHECK(errors_of("scenario: 'quoted is fine'\n" + kTree).empty());
+}
+
+TEST_CASE("rule: a reason holding '..' is text, not a range, and writes back as it was read", "[robustness]") {
+  // Found by the scenario fuzzer's third hour: {error: a..b} read, then its YAML did not read back.
+  const Scenario s = parse_ok("scenario: x\nduration: 5s\n" + kTree + "faults:\n  - {crash: /root/a, at: 1s, reason: {error: a..b}}\n");
+  const ParseResult back = parse_scenario(to_yaml(s), "back.yaml");
+  for (const Diagnostic& d : back.errors) UNSCOPED_INFO(format_diagnostic("back.yaml", d));
+  REQUIRE(back.ok());
+  CHECK(back.scenario == s);
 }
