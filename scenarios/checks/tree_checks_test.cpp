@@ -171,7 +171,7 @@ TEST_CASE("bad input to the new checks is reported at its place", "[checks][vali
 }
 
 TEST_CASE("witness: a failing check names the instant and the trace event that decided it", "[checks][witness]") {
-  // b crashes at 1s, 2s and 3s: restarts{max: 1} fails at the second restart, the third start.
+  // b crashes at 1s and 2s, a is killed at 3s: restarts{max: 1} of b fails at its second restart, its third start.
   const RunResult r = run_text("scenario: w\nduration: 5s\ntree:\n  root: {strategy: one_for_one, intensity: 10, period: 5s}\n"
                                "  children: [{id: a, behaviour: idle}, {id: b, behaviour: idle}]\n"
                                "script:\n  - {at: 1s, crash: /root/b}\n  - {at: 2s, crash: /root/b}\n  - {at: 3s, kill: /root/a}\n"

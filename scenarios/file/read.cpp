@@ -1045,6 +1045,17 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
 
 namespace {
 
+/// The length of the well-formed UTF-8 sequence at text[i] (1 to 4 bytes), or 0 when the bytes
+/// there are not one (a stray continuation byte, a cut-off sequence, an overlong 2-byte form).
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > text.size() || (len == 2 && c < 0xC2)) return 0;
+  for (std::size_t k = 1; k < len; ++k)
+    if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return 0;
+  return len;
+}
+
 /// Where `text` stops being what YAML reads: a byte that is not UTF-8, or a control character
 /// (YAML allows tab, line feed and carriage return only). Names reach JSON and terminals, so this
 /// is refused here, at its line and column, not later by a writer.
@@ -1053,10 +1064,8 @@ std::optional<Diagnostic> unreadable_byte(std::string_view text) {
   int col = 1;
   for (std::size_t i = 0; i < text.size(); ++col) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len != 0 && i + len <= text.size();
-    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
-    if (ok && len == 2) ok = c >= 0xC2;  // no overlong forms
+    const std::size_t len = utf8_length(text, i);
+    const bool ok = len != 0;
     if (!ok) return Diagnostic{{line, col}, fmt::format("the file is not UTF-8: byte 0x{:02X} (scenario files are UTF-8 text)", c)};
     if (len == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F))
       return Diagnostic{{line, col}, fmt::format("a control character (0x{:02X}) is not allowed in a scenario file", c)};
@@ -1211,9 +1220,8 @@ std::string printable(std::string_view text) {
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len != 0 && i + len <= text.size() && (len != 2 || c >= 0xC2);
-    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    const std::size_t len = utf8_length(text, i);
+    const bool ok = len != 0;
     const bool control = (len == 1 && ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F)) ||
                          (ok && len == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F);
     if (!ok || control) {
