@@ -1,6 +1,7 @@
-// index.html: one self-contained page (inline CSS, no script, nothing fetched) with the
-// verdict, the checks, the run's facts and reproduce command, the tree and the timeline as
-// images, and links to every file written beside it.
+// index.html: one self-contained page (inline CSS and script, nothing fetched) with the
+// verdict, the checks (a failing one's witness linked to its instant on the timeline and its
+// line in trace.jsonl), the run's facts and reproduce command, the tree as an image, the
+// interactive timeline (timeline_html.hpp), and links to every file written beside it.
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 
 #include "reports/escape.hpp"
 #include "reports/run_report.hpp"
+#include "reports/timeline_html.hpp"
 
 namespace lic::reports {
 namespace {
@@ -23,7 +25,7 @@ th{background:#f5f5f5}td.ok{color:#1b5e20;font-weight:bold}td.bad{color:#b71c1c;
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dt{color:#616161}dd{margin:0}
 pre{background:#263238;color:#eceff1;padding:10px 14px;border-radius:6px;overflow-x:auto}
 img{max-width:100%;border:1px solid #e0e0e0}.note{background:#fff8e1;border-left:4px solid #f9a825;padding:8px 12px}
-code{font-family:Menlo,Consolas,monospace}
+code{font-family:Menlo,Consolas,monospace}.witness-link,.trace-link{white-space:nowrap}
 </style>
 )";
 
@@ -46,15 +48,27 @@ std::vector<FileLink> files(const ReportSelection& w, bool have_svg_tree) {
   return out;
 }
 
-std::string checks_table(const RunReport& r) {
+/// A failing check's witness: where in the trace its verdict was decided, with a link that
+/// centres the timeline on that instant and one to the trace line (trace.jsonl's line 1 is the
+/// header; the event with `seq` N is on line N + 2).
+std::string witness_cell(const Witness& w, const ReportSelection& written) {
+  std::string out = xml_escape(format_witness(w));
+  if (written.timeline)
+    out += fmt::format("<br><a class=\"witness-link\" href=\"#t={}\">show t={} on the timeline</a>", w.t_ns,
+                       xml_escape(format_time(Time{w.t_ns})));
+  if (written.trace)
+    out += fmt::format("<br><a class=\"trace-link\" href=\"trace.jsonl\">trace.jsonl line {}</a>", w.event + 2);
+  return out;
+}
+
+std::string checks_table(const RunReport& r, const ReportSelection& written) {
   if (r.checks.empty()) return "<p>No checks were declared.</p>\n";
   std::string out = "<table>\n<tr><th>check</th><th>result</th><th>detail</th><th>witness</th></tr>\n";
   for (const CheckOutcome& c : r.checks) {
-    // A failing check's witness: where in the trace (trace.jsonl's `seq`) its verdict was decided.
-    const std::string witness = !c.passed && c.witness ? format_witness(*c.witness) : std::string();
+    const std::string witness = !c.passed && c.witness ? witness_cell(*c.witness, written) : std::string();
     out += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>\n",
                        xml_escape(c.name), c.passed ? "ok" : "bad", c.passed ? "passed" : "FAILED",
-                       xml_escape(c.detail), xml_escape(witness));
+                       xml_escape(c.detail), witness);
   }
   return out + "</table>\n";
 }
@@ -88,7 +102,7 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
   if (!r.stopped.empty())
     out += fmt::format("<p class=\"stopped\">{}: these are the reports of the run so far; no check was judged.</p>\n",
                        xml_escape(r.stopped));
-  out += "<h2>Checks</h2>\n" + checks_table(r);
+  out += "<h2>Checks</h2>\n" + checks_table(r, written);
   out += "<h2>Run</h2>\n" + facts(r);
   if (written.tree) {
     out += "<h2>Tree</h2>\n";
@@ -103,9 +117,8 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
     }
   }
   if (written.timeline) {
-    out +=
-        "<h2>Timeline</h2>\n<p><a href=\"timeline.svg\"><img src=\"timeline.svg\" alt=\"the "
-        "timeline\"></a></p>\n";
+    out += "<h2>Timeline</h2>\n" + timeline_html(r);
+    out += "<p>The same as a file: <a href=\"timeline.svg\">timeline.svg</a>.</p>\n";
   }
   out += "<h2>Files</h2>\n<ul>\n";
   for (const FileLink& f : files(written, svg.written)) {

@@ -3,9 +3,14 @@
 // order; a complete event ("X") per up interval, instant events ("i") for crashes, kills,
 // restarts, escalations and faults; partitions on a "network" process with a thread per path
 // between nodes (and global instants where they start and heal); pauses and outages on a
-// "node state" thread of their node. Times in microseconds, fractional: the trace is in ns.
+// "node state" thread of their node; link-fault windows (loss, duplicate, reorder, clog) on the
+// "network" process too. Messages between two lanes are flow events (an arrow from the send on
+// the sender's thread to the delivery on the receiver's: "s" then "f" with the same id), at
+// most kMaxFlows of them, in trace order (otherData says how many were left out). Times in
+// microseconds, fractional: the trace is in ns.
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,8 @@ Json instant(const std::string& name, const char* cat, const char* scope, int pi
   return j;
 }
 
+constexpr std::uint64_t kMaxFlows = 50'000;
+
 class PerfettoWriter {
  public:
   explicit PerfettoWriter(RunView v) : v_(std::move(v)) {
@@ -56,7 +63,8 @@ class PerfettoWriter {
     next_tid_ = static_cast<std::int64_t>(v_.lanes.size()) + 1;
   }
 
-  std::vector<Json> events() {
+  /// The nodes, lanes, marks and bands.
+  void draw() {
     for (std::size_t i = 0; i < v_.nodes.size(); ++i) {
       add(metadata("process_name", pid_of_[v_.nodes[i]], 0, {{"name", v_.nodes[i]}}));
       add(metadata("process_sort_index", pid_of_[v_.nodes[i]], 0, {{"sort_index", i}}));
@@ -66,7 +74,53 @@ class PerfettoWriter {
       add(instant(to_string(m.kind), to_string(m.kind), "g", 0, 0, m.at, {{"detail", m.detail}}));
     }
     for (const Band& b : v_.bands) band(b);
-    return std::move(out_);
+  }
+
+  std::vector<Json> take() { return std::exchange(out_, {}); }
+
+  /// Flow events for the messages of `trace` between two processes with lanes: a remote
+  /// message from its send to its `deliver` (a duplicate gets a flow per copy), a local one at
+  /// its send (it lands in the mailbox at once). Returns how many were left out past kMaxFlows.
+  std::uint64_t flows(const EventLog& trace) {
+    std::map<std::string, std::int64_t> tid_of_path;
+    for (std::size_t i = 0; i < v_.lanes.size(); ++i) tid_of_path[v_.lanes[i].path] = static_cast<std::int64_t>(i) + 1;
+    struct Where {
+      int pid = 0;
+      std::int64_t tid = 0;
+      Atom node;
+    };
+    std::map<std::uint32_t, Where> where;  // by process number: only processes with a lane
+    std::map<std::uint64_t, const TraceEvent*> sent;  // by message id: sends not yet delivered
+    std::uint64_t omitted = 0, next = 1;
+    const auto flow = [&](const TraceEvent& send, Time at, Pid to) {
+      const auto a = where.find(send.pid.id), b = where.find(to.id);
+      if (a == where.end() || b == where.end() || send.pid == to) return;
+      if (next > kMaxFlows) {
+        ++omitted;
+        return;
+      }
+      const std::string name = send.tag.empty() ? "message" : std::string(send.tag.text());
+      add({{"name", name}, {"cat", "message"}, {"ph", "s"}, {"id", next}, {"ts", micros(send.time)}, {"pid", a->second.pid},
+           {"tid", a->second.tid}});
+      add({{"name", name}, {"cat", "message"}, {"ph", "f"}, {"bp", "e"}, {"id", next}, {"ts", micros(at)}, {"pid", b->second.pid},
+           {"tid", b->second.tid}});
+      ++next;
+    };
+    for (const TraceEvent& e : trace) {
+      if (e.kind == EventKind::spawn && !e.label.name.empty()) {
+        if (auto t = tid_of_path.find(std::string(e.label.name.text())); t != tid_of_path.end())
+          where[e.pid.id] = Where{pid_of(std::string(e.node.text())), t->second, e.node};
+      } else if (e.kind == EventKind::send) {
+        const auto a = where.find(e.pid.id), b = where.find(e.other.id);
+        if (a != where.end() && b != where.end() && a->second.node == b->second.node) flow(e, e.time, e.other);
+        else sent[e.msg] = &e;
+      } else if (e.kind == EventKind::deliver) {
+        if (auto s = sent.find(e.msg); s != sent.end()) flow(*s->second, e.time, e.pid);
+      } else if (e.kind == EventKind::drop) {
+        sent.erase(e.msg);
+      }
+    }
+    return omitted;
   }
 
  private:
@@ -89,15 +143,26 @@ class PerfettoWriter {
     }
   }
 
+  /// A thread of the "network" process, named `name`.
+  std::int64_t network_thread(const std::string& name) {
+    auto [it, added] = network_tids_.try_emplace(name, next_tid_);
+    if (added) {
+      ++next_tid_;
+      if (network_tids_.size() == 1) add(metadata("process_name", network_pid_, 0, {{"name", "network"}}));
+      add(metadata("thread_name", network_pid_, it->second, {{"name", name}}));
+    }
+    return it->second;
+  }
+
   void band(const Band& b) {
+    if (b.kind == BandKind::loss || b.kind == BandKind::duplicate || b.kind == BandKind::reorder || b.kind == BandKind::clog) {
+      // A link fault's window: the label is the fault's name.
+      add(complete(std::string(to_string(b.kind)) + " " + b.label, to_string(b.kind), network_pid_,
+                   network_thread("fault " + b.label), b.from, b.to, Json::object()));
+      return;
+    }
     if (b.kind == BandKind::partition) {
-      auto [it, added] = network_tids_.try_emplace(b.label, next_tid_);
-      if (added) {
-        ++next_tid_;
-        if (network_tids_.size() == 1) add(metadata("process_name", network_pid_, 0, {{"name", "network"}}));
-        add(metadata("thread_name", network_pid_, it->second, {{"name", b.label}}));
-      }
-      add(complete("partition " + b.label, "partition", network_pid_, it->second, b.from, b.to,
+      add(complete("partition " + b.label, "partition", network_pid_, network_thread(b.label), b.from, b.to,
                    Json::object()));
       add(instant("partition " + b.label, "partition", "g", 0, 0, b.from, Json::object()));
       add(instant("heal " + b.label, "partition", "g", 0, 0, b.to, Json::object()));
@@ -130,9 +195,13 @@ std::string perfetto_json(const RunReport& r) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   };
   std::string out = "{\"traceEvents\":[";
-  const std::vector<Json> events = PerfettoWriter(view_of(r)).events();
+  PerfettoWriter w(view_of(r));
+  w.draw();
+  const std::uint64_t omitted = r.trace != nullptr ? w.flows(*r.trace) : 0;
+  const std::vector<Json> events = w.take();
   for (std::size_t i = 0; i < events.size(); ++i) out += (i == 0 ? "\n" : ",\n") + dump(events[i]);
-  const Json other = {{"scenario", r.scenario}, {"seed", r.seed}, {"trace_hash", hash_hex(r.trace_hash)}};
+  Json other = {{"scenario", r.scenario}, {"seed", r.seed}, {"trace_hash", hash_hex(r.trace_hash)}};
+  if (omitted > 0) other["flows_omitted"] = omitted;
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + dump(other) + "}\n";
   return out;
 }

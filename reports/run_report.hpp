@@ -72,6 +72,9 @@ struct FaultCount {
   std::string kind;
   std::uint64_t injected = 0;
   std::uint64_t skipped = 0;
+  /// A window fault (loss, duplicate, reorder, clog, partition, pause): how long each window
+  /// stays open (0: until the quiet phase or the run's end). The timeline shades them.
+  Duration window{};
 };
 
 struct RunReport {

@@ -6,6 +6,7 @@
 #include "supervision/events.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -18,6 +19,7 @@ using supervision::events::kChildStarted;
 using supervision::events::kChildTerminated;
 const Atom kEscalated = supervision::events::kReachedMax;
 using fault_events::kFaultInjected;
+using fault_events::kQuietPhase;
 using supervision::events::kServiceState;
 const Atom kFailed("failed");
 const Atom kStarting("starting");
@@ -97,7 +99,32 @@ struct Facts {
   std::vector<Mark> world_marks;
   std::vector<Band> bands;
   std::vector<std::string> nodes;
+  /// Link faults' windows, each from its injection for the fault's window (the quiet phase and
+  /// the run's end cut them short).
+  std::vector<Band> windows;
+  std::optional<Time> quiet_from;
+  const std::vector<FaultCount>* faults = nullptr;  ///< the file's faults, for their windows
 };
+
+/// The band a link fault's kind draws, if it is one.
+std::optional<BandKind> window_kind(std::string_view kind) {
+  if (kind == "loss") return BandKind::loss;
+  if (kind == "duplicate") return BandKind::duplicate;
+  if (kind == "reorder") return BandKind::reorder;
+  if (kind == "clog") return BandKind::clog;
+  return std::nullopt;
+}
+
+/// A link fault that acted: its window, as long as the file gives it (0: open to the end).
+void note_window(Facts& f, const TraceEvent& e, Atom name, Atom kind) {
+  const std::optional<BandKind> k = window_kind(kind.text());
+  if (!k || f.faults == nullptr) return;
+  Duration window{};
+  for (const FaultCount& c : *f.faults)
+    if (c.name == name.text()) window = c.window;
+  const Time to = window > Duration::zero() ? e.time + window : Time{std::numeric_limits<std::int64_t>::max()};
+  f.windows.push_back({e.time, to, *k, std::string(name.text())});
+}
 
 void note_node(Facts& f, std::string_view node) {
   if (node.empty()) return;
@@ -121,13 +148,18 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
     const auto start = field_as<std::int64_t>(e, keys::kStart);
     if (start && *start > 1)
       d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(*start)});
+  } else if (e.name == kQuietPhase) {
+    f.quiet_from = e.time;
   } else if (e.name == kEscalated && !e.label.name.empty()) {
     facts_of(f, e.label.name)
         .marks.push_back({e.time, MarkKind::escalation, "reached_max_restart_intensity"});
   } else if (e.name == kFaultInjected) {
     std::string detail;
-    if (const auto name = field_as<Atom>(e, keys::kFault)) detail = std::string(name->text());
-    if (const auto kind = field_as<Atom>(e, keys::kKind)) detail += " (" + std::string(kind->text()) + ")";
+    const auto name = field_as<Atom>(e, keys::kFault);
+    const auto kind = field_as<Atom>(e, keys::kKind);
+    if (name) detail = std::string(name->text());
+    if (kind) detail += " (" + std::string(kind->text()) + ")";
+    if (name && kind) note_window(f, e, *name, *kind);
     if (const auto why = field_as<Atom>(e, keys::kReason)) detail += " " + std::string(why->text());
     const auto pid = field_as<Pid>(e, keys::kPid);
     if (pid && !path_of(*pid).empty()) {
@@ -217,6 +249,15 @@ void read_trace(const EventLog& events, Time end, Facts& f) {
     }
   }
   f.bands = book.finish(end, pause_until);
+  // The quiet phase ends every window; the run's end ends what is left.
+  for (Band& w : f.windows) {
+    if (f.quiet_from) w.to = std::min(w.to, std::max(*f.quiet_from, w.from));
+    w.to = std::min(w.to, std::max(end, w.from));
+    f.bands.push_back(std::move(w));
+  }
+  std::stable_sort(f.bands.begin(), f.bands.end(), [](const Band& a, const Band& b) {
+    return std::tie(a.from, a.to) < std::tie(b.from, b.to);
+  });
 }
 
 /// Lanes in tree order: each declared node, its declared children, then the paths seen in the
@@ -322,6 +363,14 @@ const char* to_string(BandKind k) {
       return "node_down";
     case BandKind::draining:
       return "draining";
+    case BandKind::loss:
+      return "loss";
+    case BandKind::duplicate:
+      return "duplicate";
+    case BandKind::reorder:
+      return "reorder";
+    case BandKind::clog:
+      return "clog";
   }
   return "?";
 }
@@ -380,6 +429,7 @@ RunView view_of(const RunReport& r) {
   if (r.trace != nullptr && !r.trace->empty()) v.end = std::max(v.end, r.trace->back().time);
   static const EventLog kNoEvents;
   Facts f;
+  f.faults = &r.faults;
   read_trace(r.trace != nullptr ? *r.trace : kNoEvents, v.end, f);
   v.lanes = LaneOrder(r.trees, f).lanes(r.trees);
   for (Lane& l : v.lanes) {
@@ -400,6 +450,7 @@ RunView view_of(const RunReport& r) {
   v.backlogs = backlogs_of(r.trace != nullptr ? *r.trace : kNoEvents);
   v.world_marks = std::move(f.world_marks);
   v.bands = std::move(f.bands);
+  v.quiet_from = f.quiet_from;
   v.nodes = std::move(f.nodes);
   leadership_of(r.trace != nullptr ? *r.trace : kNoEvents, v.end, v);
   return v;

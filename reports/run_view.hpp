@@ -6,6 +6,7 @@
 // Internal to reports/.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,10 @@ struct Mark {
   std::string detail;  ///< the reason, the start number, the fault's name and kind
 };
 
-enum class BandKind : std::uint8_t { partition, pause, node_down, draining };
-/// "partition", "pause", "node_down", "draining" (a task between SIGTERM and its end).
+enum class BandKind : std::uint8_t { partition, pause, node_down, draining, loss, duplicate, reorder, clog };
+constexpr std::size_t kBandKinds = 8;
+/// "partition", "pause", "node_down", "draining" (a task between SIGTERM and its end), and the
+/// link faults' windows: "loss", "duplicate", "reorder", "clog".
 const char* to_string(BandKind k);
 
 struct Band {
@@ -84,6 +87,9 @@ struct RunView {
   std::vector<Backlog> backlogs;  ///< in the order the channels were made
   std::vector<Mark> world_marks;   ///< faults that name no process
   std::vector<Band> bands;         ///< by start time
+  /// When the quiet phase began (`quiet_phase`): the chaos phase is before it. None: no quiet
+  /// phase in this run (the faults ran to its end).
+  std::optional<Time> quiet_from;
   std::vector<std::string> nodes;  ///< every node named, in the order first seen
   /// Leader election: a lane per node that ever believed it led or wrote, and the database's
   /// holder (empty without one).

@@ -280,6 +280,11 @@ std::string unbalanced_tags(const std::string& text) {
                (open.empty() ? "nothing" : "<" + open.back() + ">");
       }
       open.pop_back();
+    } else if (name == "script") {
+      // A script's text is not markup: it runs to the first "</script" (HTML's raw text).
+      const std::size_t close = text.find("</script>", end);
+      if (close == std::string::npos) return "<script> at " + std::to_string(at) + " is never closed";
+      at = close + 8;
     } else if (text[end - 1] != '/' && std::find(kVoid.begin(), kVoid.end(), name) == kVoid.end()) {
       open.push_back(name);
     }

@@ -8,12 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "properties/availability.hpp"
 #include "reports/escape.hpp"
 #include "reports/run_report.hpp"
 #include "reports/test_runs.hpp"
+#include "sim/simulation.hpp"
 #include "reports/time_axis.hpp"
 
 using namespace lic;
@@ -245,4 +247,106 @@ TEST_CASE(
   const auto up = up_per_thread(j);
   CHECK(up.at("/app/db") > 0);
   CHECK(up.at("/app/db") < (12_s).ns);  // down for its backoff after its crash at 9 s
+}
+
+namespace {
+
+/// The JSON in index.html's <script type="application/json" id="timeline-data">.
+nlohmann::json timeline_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"timeline-data\">";
+  const std::size_t from = html.find(open);
+  REQUIRE(from != std::string::npos);
+  const std::size_t begin = from + open.size();
+  const std::size_t end = html.find("</script>", begin);
+  REQUIRE(end != std::string::npos);
+  return nlohmann::json::parse(html.substr(begin, end - begin));
+}
+
+}  // namespace
+
+TEST_CASE("index.html timeline: the run's lanes and marks as data and a failing check linked to its instant and trace line",
+          "[reports][html][timeline]") {
+  auto run = testing::pipeline_run({1_s, 1100_ms, 1200_ms, 1300_ms}, 3_s);
+  RunReport& r = run.report;
+  r.checks[1].witness = Witness{1'300'000'000, 41, {"/root/input"}, "it gave up"};
+  const std::string html = index_html(r, ReportSelection{}, TreeSvg{});
+  const nlohmann::json d = timeline_data(html);
+  CHECK(d["end"] == r.end.ns);
+  const std::vector<std::string> lanes = lane_paths(timeline_svg(r));  // the static file's lanes
+  REQUIRE(d["lanes"].size() == lanes.size());
+  std::size_t crashes = 0, escalations = 0;
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    CHECK(d["lanes"][i]["p"] == lanes[i]);
+    for (const auto& m : d["lanes"][i]["m"]) {
+      crashes += m[1] == "crash" ? m[3].get<std::size_t>() : 0;
+      escalations += m[1] == "escalation";
+    }
+  }
+  CHECK(crashes == testing::count_exits(r, false, "/root"));
+  CHECK(escalations == 1);
+  // The witness: a link to its instant on the timeline and one to its line (seq 41: line 43).
+  CHECK(count(html, "class=\"witness-link\"") == 1);
+  CHECK(html.find("<a class=\"witness-link\" href=\"#t=1300000000\">show t=1.3s on the timeline</a>") != std::string::npos);
+  CHECK(html.find("<a class=\"trace-link\" href=\"trace.jsonl\">trace.jsonl line 43</a>") != std::string::npos);
+  // Without the timeline or the trace written, nothing links to them.
+  ReportSelection bare;
+  bare.timeline = false;
+  bare.trace = false;
+  const std::string plain = index_html(r, bare, TreeSvg{});
+  CHECK(plain.find("class=\"witness-link\"") == std::string::npos);
+  CHECK(plain.find("class=\"trace-link\"") == std::string::npos);
+  CHECK(plain.find("timeline-data") == std::string::npos);
+}
+
+TEST_CASE("index.html timeline: a link fault's window is a band from its injection cut short by the quiet phase",
+          "[reports][html][timeline]") {
+  Simulation sim(SimOptions{.seed = 3});
+  const auto injected = [&sim](const char* name, const char* kind) {
+    sim.emit(Atom("fault_injected"), {{Atom("fault"), Atom(name)}, {Atom("kind"), Atom(kind)}, {Atom("paths"), std::int64_t{2}}});
+  };
+  sim.schedule(Time{0} + 1_s, [&] { injected("lossy", "loss"); });
+  sim.schedule(Time{0} + 2_s, [&] { injected("slow", "clog"); });
+  sim.schedule(Time{0} + 5_s, [&] { injected("lossy", "loss"); });  // cut short at 6 s
+  sim.schedule(Time{0} + 6_s, [&] { sim.emit(Atom("quiet_phase"), {{Atom("injected"), std::int64_t{3}}}); });
+  sim.run_until(Time{0} + 8_s);
+  RunReport r;
+  r.scenario = "windows </script>";
+  r.end = Time{0} + 8_s;
+  r.trace = &sim.trace().events();
+  r.faults = {{"lossy", "loss", 2, 0, 3_s}, {"slow", "clog", 1, 0, Duration{}}};
+  const std::string html = index_html(r, ReportSelection{}, TreeSvg{});
+  const nlohmann::json d = timeline_data(html);
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::string, std::string>> bands;
+  for (const auto& b : d["bands"]) bands.emplace_back(b[0], b[1], b[2], b[3]);
+  using B = decltype(bands)::value_type;
+  CHECK(bands == std::vector<B>{B{1'000'000'000, 4'000'000'000, "loss", "lossy"},
+                                B{2'000'000'000, 6'000'000'000, "clog", "slow"},  // no window: to the quiet phase
+                                B{5'000'000'000, 6'000'000'000, "loss", "lossy"}});
+  CHECK(d["phases"] == nlohmann::json::parse(R"([[0, 6000000000, "chaos"], [6000000000, 8000000000, "quiet"]])"));
+  // The static file shades them too, and says what they are.
+  const std::string svg = timeline_svg(r);
+  CHECK(count(svg, "<rect class=\"band loss\"") == 2);
+  CHECK(count(svg, "<rect class=\"band clog\"") == 1);
+}
+
+TEST_CASE("perfetto: every message between two lanes is a flow from its send to its delivery", "[reports][perfetto]") {
+  const auto run = testing::network_run();
+  const nlohmann::json j = nlohmann::json::parse(perfetto_json(run.report));
+  std::map<std::int64_t, nlohmann::json> starts, finishes;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "s") CHECK(starts.emplace(e["id"].get<std::int64_t>(), e).second);
+    if (e["ph"] == "f") CHECK(finishes.emplace(e["id"].get<std::int64_t>(), e).second);
+  }
+  REQUIRE(!starts.empty());
+  CHECK(starts.size() == finishes.size());
+  for (const auto& [id, s] : starts) {
+    INFO(id);
+    REQUIRE(finishes.count(id) == 1);
+    const auto& f = finishes.at(id);
+    CHECK(f["ts"].get<double>() >= s["ts"].get<double>());
+    CHECK(f["name"] == s["name"]);
+    CHECK(f["bp"] == "e");
+    CHECK((f["pid"] != s["pid"] || f["tid"] != s["tid"]));  // never a process to itself
+  }
+  CHECK(!j["otherData"].contains("flows_omitted"));
 }

@@ -126,7 +126,11 @@ reports::RunReport make_report(const Scenario& s, const RunResult& r, const std:
   rep.stopped = r.stopped;
   for (const CheckResult& c : r.checks) rep.checks.push_back({c.name, c.passed, c.detail, c.witness});
   rep.metrics = r.metrics;
-  for (const faults::Injector::Tally& f : r.faults) rep.faults.push_back({f.name, f.kind, f.injected, f.skipped});
+  for (const faults::Injector::Tally& f : r.faults) {
+    rep.faults.push_back({f.name, f.kind, f.injected, f.skipped});
+    for (const faults::Fault& x : s.faults)
+      if (x.name == f.name) rep.faults.back().window = x.duration;
+  }
   rep.reproduce = reproduce;
   rep.trees = tree_shapes(s);
   rep.trace = &r.sim->trace().events();
