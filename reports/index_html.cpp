@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reports/escape.hpp"
+#include "reports/page_style.hpp"
 #include "reports/run_report.hpp"
 
 namespace lic::reports {
@@ -76,6 +77,8 @@ std::string facts(const RunReport& r) {
 }
 
 }  // namespace
+
+std::string_view page_style() { return kStyle; }
 
 std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg) {
   const char* verdict = r.passed ? "PASS" : !r.stopped.empty() ? "STOPPED" : "FAIL";
