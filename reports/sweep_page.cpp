@@ -241,7 +241,8 @@ std::string sweep_index_html(const SweepReport& r) {
     out += fmt::format("<dt>{}</dt><dd>{}</dd>\n", k, xml_escape(v));
   out += "</dl>\n<h2>Seeds</h2>\n<p>A square a seed (a range of seeds beyond " + std::to_string(kStripCells) +
          "), in seed order: green passed, red failed. Hover for the seed.</p>\n";
-  out += strip_svg(r.outcomes);
+  if (r.total > 0 && r.outcomes.codes.empty()) out += "<p class=\"note\">No strip: too many seeds to keep each one's outcome.</p>\n";
+  else out += strip_svg(r.outcomes);
   out += failing_section(r) + metrics_section(r) + coverage_section(r) + links_section(r.links);
   return out + "</body>\n</html>\n";
 }
