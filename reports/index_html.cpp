@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reports/escape.hpp"
+#include "reports/page_style.hpp"
 #include "reports/run_report.hpp"
 #include "reports/timeline_html.hpp"
 
@@ -90,6 +91,8 @@ std::string facts(const RunReport& r) {
 }
 
 }  // namespace
+
+std::string_view page_style() { return kStyle; }
 
 std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg) {
   const char* verdict = r.passed ? "PASS" : !r.stopped.empty() ? "STOPPED" : "FAIL";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sweep and merge tests that take more than one command (tools/CMakeLists.txt registers each):
 #   sweep_test.sh MODE LETITCRASH TESTDATA_DIR WORK_DIR
-# MODE: shards | runners | resume | other-sweep | merge-errors. Every file lands in WORK_DIR (emptied first).
+# MODE: shards | runners | resume | other-sweep | merge-errors | folder. Every file lands in WORK_DIR (emptied first).
 set -euo pipefail
 mode=$1
 lic=$2
@@ -161,6 +161,74 @@ merge-errors)
   run 1 half.log merge m.jsonl other.jsonl
   says half.log "missing: +10 seeds of 1..20: 1, 3, 5, 7, 9, 11, 13, 15, 17, 19$"
   says half.log "INCOMPLETE"
+  ;;
+folder)
+  # --out DIR: results.jsonl and the pages in a folder (created with its parents), resumed as a
+  # .jsonl path is; junit.xml parses with a test case per failing seed; index.html fetches nothing.
+  run 1 f.log sweep "$flaky" --seeds 1..30 --jobs 2 --out deep/out
+  for f in results.jsonl summary.json index.html junit.xml coverage.html; do
+    [ -s "deep/out/$f" ] || fail "deep/out/$f was not written"
+  done
+  says f.log "^results: deep/out/results.jsonl$"
+  says f.log "^summary: deep/out/summary.json$"
+  says f.log "^pages: deep/out/index.html \(coverage: deep/out/coverage.html, junit: deep/out/junit.xml\)$"
+  failed=$(sed -n 's/^  failed: *//p' f.log)
+  [ "$failed" -gt 0 ] || fail "the flaky sweep should fail some seeds"
+  cp deep/out/results.jsonl kept.jsonl
+  run 1 again.log sweep "$flaky" --seeds 1..30 --jobs 2 --out deep/out
+  says again.log "^resuming: 30 of 30 seeds already done \(deep/out/results.jsonl\)"
+  says again.log "seeds: +30 \(30 resumed from deep/out/results.jsonl, 0 run now\)"
+  cmp kept.jsonl deep/out/results.jsonl || fail "a resume with nothing to run changed results.jsonl"
+  python3 - "$failed" deep/out/junit.xml deep/out/index.html <<'PY' || fail "junit.xml or index.html is not as it should be"
+import sys, re, xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+failed, junit, index = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+root = ET.parse(junit).getroot()
+cases = root.findall("./testsuite/testcase")
+seeds = [c for c in cases if c.get("name").startswith("seed ")]
+assert len(seeds) == failed, (len(seeds), failed)
+assert all(c.find("failure") is not None and "--seed " + c.get("name")[5:] in c.find("failure").text for c in seeds)
+summary = [c for c in cases if c.get("name") == "sweep: 30 seeds"]
+assert len(summary) == 1 and summary[0].find("failure") is not None
+assert root.get("tests") == str(len(cases)) and root.get("failures") == str(failed + 1)
+page = open(index, encoding="utf-8").read()
+assert '<p id="counts" data-seeds="30" data-passed="%d" data-failed="%d">' % (30 - failed, failed) in page
+class Refs(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.src = []; self.remote_href = []; self.strip = 0; self.li = 0; self.in_failing = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "src" in a: self.src.append(a["src"])
+        if tag != "a" and re.match(r"(https?:)?//", a.get("href", "")): self.remote_href.append(a["href"])
+        if tag == "rect" and "seed" in a.get("class", "").split(): self.strip += 1
+        if tag == "ol" and a.get("id") == "failing": self.in_failing = True
+        if tag == "li" and self.in_failing and "data-seed" in a: self.li += 1
+    def handle_endtag(self, tag):
+        if tag == "ol": self.in_failing = False
+p = Refs(); p.feed(page)
+assert p.src == [], p.src
+assert p.remote_href == [], p.remote_href
+assert p.strip == 30, p.strip
+assert p.li == failed, (p.li, failed)
+assert not re.search(r"<(script|link|img|iframe)\b", page)
+PY
+  # The .jsonl form keeps its names and adds <stem>.junit.xml.
+  run 1 j.log sweep "$flaky" --seeds 1..10 --out r.jsonl
+  for f in r.jsonl r.summary.json r.index.html r.junit.xml r.coverage.html; do [ -s "$f" ] || fail "$f was not written"; done
+  says j.log "^pages: r.index.html \(coverage: r.coverage.html, junit: r.junit.xml\)$"
+  # merge into a folder, an input given as its folder.
+  run 1 m.log merge merged deep/out
+  says m.log "into merged/results.jsonl$"
+  says m.log "^pages: merged/index.html \(junit: merged/junit.xml\)$"
+  same_results deep/out/results.jsonl merged/results.jsonl
+  [ -s merged/summary.json ] && [ -s merged/junit.xml ] || fail "merge did not write the folder's pages"
+  # --shrink writes into the folder.
+  run 1 s.log sweep "$flaky" --seeds 1..30 --jobs 2 --out deep/out --shrink 1
+  ls deep/out/sweep_flaky.seed*.shrunk.yaml >/dev/null || fail "--shrink did not write into the folder"
+  # A file that is not a folder (and not .jsonl) is refused.
+  echo "not a folder" >plain
+  run 2 plain.log sweep "$flaky" --seeds 1..3 --out plain
+  says plain.log "plain: --out is not a folder \(a results file's name ends in .jsonl\)"
   ;;
 *) fail "unknown mode '$mode'" ;;
 esac

@@ -226,7 +226,7 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_flag("--check-determinism", a->check_determinism, "Run every seed twice and fail it when the two traces differ");
   w->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   w->add_option("--until", *until, "Stop each run at this virtual time, e.g. 90s")->check(duration_check());
-  w->add_option("--out", a->out, "Append each seed's result to this JSON-lines file as it finishes; run again with the same file to resume a stopped sweep (without --out nothing is kept and nothing can resume)");
+  w->add_option("--out", a->out, "Keep the results: a path ending in .jsonl is the results file (each seed's result appended as it finishes, pages beside it); any other path is a folder (created) holding results.jsonl, summary.json, index.html, junit.xml and coverage.html. Run again with the same --out to resume a stopped sweep (without --out nothing is kept and nothing can resume)");
   w->add_flag("--fresh", a->fresh, "Start --out over even when it holds another sweep's results");
   w->add_option("--vary", a->vary, "Run the seeds again at each value of a behaviour's argument, BEHAVIOUR:ARG=A..B (a duration, an int or a ratio), and print each value's pass count and metrics, e.g. ingest.s3:latency=100ms..10s");
   w->add_option("--steps", a->steps, "How many values --vary walks, evenly spaced, A and B included (default 10)")->check(CLI::Range(1, 1000));
@@ -260,8 +260,8 @@ Action add_merge(CLI::App& app, const tools::Invocation& cli) {
   auto out = std::make_shared<std::string>();
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed (exit 1 when a seed failed or is missing)");
-  m->add_option("out", *out, "The merged results file (written atomically)")->required();
-  m->add_option("inputs", *inputs, "The shards' results files")->required();
+  m->add_option("out", *out, "The merged results file (written atomically), or a folder for results.jsonl and the pages")->required();
+  m->add_option("inputs", *inputs, "The shards' results files (a sweep's folder stands for its results.jsonl)")->required();
   return [m, out, inputs, &cli] { return m->parsed() ? tools::merge_command(cli, *out, *inputs) : -1; };
 }
 

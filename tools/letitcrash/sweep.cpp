@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include "scenarios/file/validate.hpp"
 #include "reports/atomic_file.hpp"
 #include "reports/escape.hpp"
+#include "reports/sweep_page.hpp"
 #include "scenarios/run/coverage.hpp"
 #include "scenarios/run/results_file.hpp"
 #include "scenarios/run/vary.hpp"
@@ -31,19 +33,76 @@ using scenarios::SweepHeader;
 
 /// Failing seeds listed in a summary; the rest are counted ("and N more").
 constexpr std::size_t kListed = 20;
+/// Failing seeds kept with their checks and witnesses for the pages (index.html, junit.xml).
+constexpr std::size_t kKept = 500;
 /// Gaps listed when a merge finds seeds missing.
 constexpr std::size_t kGapsListed = 10;
+/// Seeds a strip keeps an outcome for (two bytes each); a larger sweep draws no strip.
+constexpr std::uint64_t kStripPositions = 50'000'000;
+/// Distinct sets of failing checks the strip names; other failures say only FAILED.
+constexpr std::size_t kFailureKinds = 65'000;
 
 // ---- Tallies and the summary ---------------------------------------------------------------
+
+/// What a failing seed failed, and where each check's verdict was decided.
+struct Failure {
+  std::vector<std::string> failed;
+  std::map<std::string, reports::Witness> witnesses;
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+/// Each seed's outcome, two bytes a seed, for the pages' strip (reports::SeedOutcomes).
+class OutcomeStrip {
+ public:
+  /// Keeps the seeds first, first + stride, ...; without it nothing is kept.
+  void track(std::uint64_t first, std::uint64_t stride) {
+    tracking_ = true;
+    o_.first = first;
+    o_.stride = stride;
+  }
+  void add(const scenarios::SeedResult& r) {
+    if (!tracking_ || r.seed < o_.first || (r.seed - o_.first) % o_.stride != 0) return;
+    const std::uint64_t at = (r.seed - o_.first) / o_.stride;
+    if (at >= kStripPositions) {  // too many to draw a seed each: no strip
+      tracking_ = false;
+      o_.codes.clear();
+      o_.codes.shrink_to_fit();
+      return;
+    }
+    if (at >= o_.codes.size()) o_.codes.resize(at + 1, reports::SeedOutcomes::kMissing);
+    o_.codes[at] = r.passed ? reports::SeedOutcomes::kPassed : kind_code(join(r.failed));
+  }
+  const reports::SeedOutcomes& outcomes() const { return o_; }
+
+ private:
+  std::uint16_t kind_code(const std::string& kind) {
+    auto it = codes_.find(kind);
+    if (it == codes_.end()) {
+      if (o_.failure_kinds.size() >= kFailureKinds) return 0xFFFF;  // past failure_kinds: checks not named
+      it = codes_.emplace(kind, static_cast<std::uint16_t>(o_.failure_kinds.size() + 2)).first;
+      o_.failure_kinds.push_back(kind);
+    }
+    return it->second;
+  }
+  bool tracking_ = false;
+  reports::SeedOutcomes o_;
+  std::map<std::string, std::uint16_t> codes_;
+};
 
 struct Tally {
   std::uint64_t seeds = 0;
   std::uint64_t passed = 0;
   std::uint64_t failed = 0;
   std::uint64_t mismatches = 0;
-  std::map<std::uint64_t, scenarios::SeedResult> listed;  ///< the kListed smallest failing seeds
+  std::map<std::uint64_t, Failure> listed;  ///< the kKept smallest failing seeds
   scenarios::MetricSummary metrics;
   std::optional<scenarios::Coverage> coverage;  ///< what the seeds exercised (a sweep of a file)
+  OutcomeStrip strip;  ///< each seed's outcome (when tracked)
   /// The seeds whose supervisors came closest to their restart intensity: {peak, seed, metric},
   /// highest first (ties: the smaller seed), at most kPeaks.
   std::vector<std::tuple<double, std::uint64_t, std::string>> peaks;
@@ -52,13 +111,15 @@ struct Tally {
     ++seeds;
     metrics.add(r.metrics);
     if (coverage) coverage->add(r);
+    strip.add(r);
     note_peak(r);
     if (r.passed) ++passed;
     else ++failed;
     if (r.determinism == "mismatch") ++mismatches;
     if (r.passed) return;
-    listed.emplace(r.seed, r);
-    if (listed.size() > kListed) listed.erase(std::prev(listed.end()));
+    if (listed.size() == kKept && r.seed > std::prev(listed.end())->first) return;
+    listed.emplace(r.seed, Failure{r.failed, r.witnesses});
+    if (listed.size() > kKept) listed.erase(std::prev(listed.end()));
   }
 
  private:
@@ -100,12 +161,6 @@ std::string reproduce(const SummaryContext& c, std::uint64_t seed) {
                  : scenarios::reproduce_command(c.program, c.file, seed, c.tie, c.until);
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 /// Whether --metrics lets `name` through.
 bool shown(const std::vector<std::string>& only, const std::string& name) {
   return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
@@ -127,10 +182,8 @@ void print_metrics(const scenarios::MetricSummary& m, const std::vector<std::str
   }
 }
 
-/// Writes the summary next to the results file; prints why it cannot (the results are kept).
-void write_summary_file(const std::string& out, const SweepHeader& h, const Tally& t) {
-  if (out.empty()) return;
-  const std::string path = scenarios::summary_path(out);
+/// Writes the summary to `path`; prints why it cannot (the results are kept).
+void write_summary_file(const std::string& path, const SweepHeader& h, const Tally& t) {
   const std::string error =
       scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics, t.coverage ? t.coverage->json() : std::string());
   if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
@@ -158,21 +211,109 @@ void print_summary(const Tally& t, const SummaryContext& c) {
     fmt::print("\n");
   }
   if (t.failed == 0) return;
+  const std::uint64_t printed = std::min<std::uint64_t>(kListed, t.listed.size());
   fmt::print("failing seeds{}, each with the command that reproduces it:\n",
-             t.failed > t.listed.size() ? fmt::format(" (the first {} of {})", t.listed.size(), t.failed) : "");
+             t.failed > printed ? fmt::format(" (the first {} of {})", printed, t.failed) : "");
+  std::size_t n = 0;
   for (const auto& [seed, r] : t.listed) {
+    if (n++ == printed) break;
     fmt::print("  {}  # {}\n", reproduce(c, seed), join(r.failed));
     if (!r.failed.empty())
       if (const auto w = r.witnesses.find(r.failed.front()); w != r.witnesses.end())
         fmt::print("      {}: {}\n", w->first, reports::format_witness(w->second));
   }
-  if (t.failed > t.listed.size())
-    fmt::print("  and {} more{}\n", t.failed - t.listed.size(), c.out.empty() ? "" : " (every one is in " + c.out + ")");
+  if (t.failed > printed)
+    fmt::print("  and {} more{}\n", t.failed - printed, c.out.empty() ? "" : " (every one is in " + c.out + ")");
 }
 
 std::string verdict(const Tally& t, bool missing) {
   if (t.failed > 0) return fmt::format("FAIL ({} of {} seeds failed)", t.failed, t.seeds);
   return missing ? "INCOMPLETE (no seed failed, but some are missing)" : "PASS (every seed passed)";
+}
+
+// ---- The pages: summary.json, index.html, junit.xml, coverage.html --------------------------
+
+/// Where `--out` puts a sweep's files. A path ending in .jsonl is the results file, with the
+/// pages beside it (<stem>.summary.json, <stem>.index.html, ...); any other path is a folder
+/// holding results.jsonl and the pages.
+struct SweepFiles {
+  std::string folder;  ///< empty: the .jsonl form
+  std::string results, summary, index, junit, coverage;
+};
+
+bool is_jsonl(const std::string& out) { return out.size() > 6 && out.ends_with(".jsonl"); }
+
+SweepFiles sweep_files(const std::string& out) {
+  SweepFiles f;
+  if (out.empty()) return f;
+  if (is_jsonl(out)) {
+    f.results = out;
+    f.summary = scenarios::summary_path(out);  // <stem>.summary.json: the pages are <stem>.*
+    const std::string stem = f.summary.substr(0, f.summary.size() - std::string_view(".summary.json").size());
+    f.index = stem + ".index.html";
+    f.junit = stem + ".junit.xml";
+    f.coverage = stem + ".coverage.html";
+    return f;
+  }
+  f.folder = out;
+  const std::filesystem::path dir(out);
+  f.results = (dir / "results.jsonl").string();
+  f.summary = (dir / "summary.json").string();
+  f.index = (dir / "index.html").string();
+  f.junit = (dir / "junit.xml").string();
+  f.coverage = (dir / "coverage.html").string();
+  return f;
+}
+
+/// Creates the folder of the folder form (and its parents). Returns an error, empty when it is there.
+std::string make_folder(const SweepFiles& f) {
+  if (f.folder.empty()) return {};
+  std::error_code ec;
+  if (std::filesystem::exists(f.folder, ec) && !std::filesystem::is_directory(f.folder, ec))
+    return f.folder + ": --out is not a folder (a results file's name ends in .jsonl)";
+  std::filesystem::create_directories(f.folder, ec);
+  return ec ? f.folder + ": cannot create the folder: " + ec.message() : std::string();
+}
+
+std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+/// The pages' view of a sweep (coverage.html only when the tally has the coverage).
+reports::SweepReport sweep_report(const SweepHeader& h, const Tally& t, const SummaryContext& c, const SweepFiles& f) {
+  reports::SweepReport r{h.scenario, h.file, h.seeds, h.shard, h.tie_break, h.swarm, t.seeds, t.passed, t.failed,
+                         t.strip.outcomes(), {}, {}, {}, {}};
+  for (const auto& [seed, failure] : t.listed) {
+    reports::SweepFailure x{seed, reproduce(c, seed), failure.failed, {}};
+    for (const std::string& check : failure.failed)
+      if (const auto w = failure.witnesses.find(check); w != failure.witnesses.end()) x.witnesses.emplace_back(check, w->second);
+    r.failing.push_back(std::move(x));
+  }
+  for (const auto& [name, d] : t.metrics.by_name()) {
+    const bool any = !d.values.empty();
+    r.metrics.push_back({name, d.runs, d.values, any ? d.quantile(0.5) : 0, any ? d.quantile(0.9) : 0, any ? d.quantile(0.99) : 0});
+  }
+  if (t.coverage) {
+    reports::SweepCoverage cov{t.coverage->seeds(), {}, {}};
+    for (const auto& x : t.coverage->faults()) cov.faults.push_back({x.name, x.on, x.acted, x.injected});
+    for (const auto& x : t.coverage->checks()) cov.checks.push_back({x.name, x.passed, x.failed, x.not_judged});
+    r.coverage = std::move(cov);
+  }
+  r.links = {base_name(f.results), base_name(f.summary), base_name(f.junit), t.coverage ? base_name(f.coverage) : ""};
+  return r;
+}
+
+/// Writes summary.json, coverage.html (a sweep of a file), index.html and junit.xml; prints
+/// where they went, or why one could not be written (the results are kept).
+void write_sweep_pages(const SweepFiles& f, const SweepHeader& h, const Tally& t, const SummaryContext& c) {
+  if (f.results.empty()) return;
+  write_summary_file(f.summary, h, t);
+  std::string error;
+  if (t.coverage) error = reports::write_file_atomically(f.coverage, t.coverage->html(h.scenario));
+  const reports::SweepReport report = sweep_report(h, t, c, f);
+  if (error.empty()) error = reports::write_file_atomically(f.index, reports::sweep_index_html(report));
+  if (error.empty()) error = reports::write_file_atomically(f.junit, reports::sweep_junit_xml(report));
+  if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
+  else if (t.coverage) fmt::print("pages: {} (coverage: {}, junit: {})\n", f.index, f.coverage, f.junit);
+  else fmt::print("pages: {} (junit: {})\n", f.index, f.junit);
 }
 
 // ---- Progress on stderr --------------------------------------------------------------------
@@ -359,31 +500,6 @@ SweepHeader sweep_header(const Scenario& s, const SweepArgs& a) {
   return h;
 }
 
-/// The pages a kept sweep writes beside its results: summary.json (with the coverage),
-/// coverage.html, and index.html linking them with the failing seeds.
-void write_sweep_pages(const SweepArgs& a, const SweepHeader& h, const Tally& t, const SummaryContext& c) {
-  if (a.out.empty()) return;
-  write_summary_file(a.out, h, t);
-  if (!t.coverage) return;
-  const std::string summary = scenarios::summary_path(a.out);  // <stem>.summary.json: the pages are <stem>.*.html
-  const std::string stem = summary.substr(0, summary.size() - std::string_view(".summary.json").size());
-  std::string error = reports::write_file_atomically(stem + ".coverage.html", t.coverage->html(h.scenario));
-  std::string failing;
-  for (const auto& [seed, r] : t.listed)
-    failing += fmt::format("<li><code>{}</code> &mdash; {}</li>\n", reports::xml_escape(reproduce(c, seed)), reports::xml_escape(join(r.failed)));
-  const std::string base = stem.substr(stem.find_last_of('/') + 1);
-  const std::string page = fmt::format(
-      "<!doctype html><meta charset=\"utf-8\"><title>sweep: {0}</title><style>body{{font-family:sans-serif;margin:2em}}</style>\n"
-      "<h1>Sweep: {0}</h1>\n<p>{1} seeds {2}{3}: {4} passed, {5} failed.</p>\n<ul><li><a href=\"{6}.coverage.html\">coverage</a>: what the "
-      "sweep tried and what it never did</li><li><a href=\"{6}.summary.json\">summary.json</a></li><li><a href=\"{7}\">results</a> (one JSON line a seed)</li></ul>\n"
-      "<h2>Failing seeds</h2><ul>\n{8}</ul>\n",
-      reports::xml_escape(h.scenario), reports::xml_escape(h.file), h.seeds, h.swarm ? " (swarm)" : "", t.passed, t.failed,
-      reports::xml_escape(base), reports::xml_escape(a.out.substr(a.out.find_last_of('/') + 1)), failing.empty() ? "<li>none</li>" : failing);
-  if (error.empty()) error = reports::write_file_atomically(stem + ".index.html", page);
-  if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
-  else fmt::print("pages: {}.index.html (coverage: {}.coverage.html)\n", stem, stem);
-}
-
 /// `--shrink K`: the first K failing seeds, each shrunk to a file beside the results (or in the
 /// current directory): `<file stem>.seed<N>.shrunk.yaml`. Returns 2 when one could not be
 /// written, else 0.
@@ -435,13 +551,21 @@ std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, 
 
 }  // namespace
 
-int sweep_command(const Invocation& cli, const SweepArgs& a) {
-  const std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
+int sweep_command(const Invocation& cli, const SweepArgs& given) {
+  const std::optional<Scenario> s = load_or_report(given.file, *cli.registry);
   if (!s) return 2;
-  if (!a.vary.empty()) return vary_sweep(cli, a, *s);
+  if (!given.vary.empty()) return vary_sweep(cli, given, *s);
+  const SweepFiles files = sweep_files(given.out);
+  if (const std::string e = make_folder(files); !e.empty()) {
+    std::fprintf(stderr, "%s\n", scenarios::printable(e).c_str());
+    return 2;
+  }
+  SweepArgs a = given;
+  a.out = files.results;  // from here on --out is the results file (a folder's results.jsonl)
   const SweepHeader h = sweep_header(*s, a);
   Tally tally;
   if (a.coverage || !a.out.empty()) tally.coverage.emplace(*s, *cli.registry);
+  tally.strip.track(a.seeds.first + (a.shard.index - 1), a.shard.count);
   scenarios::ResultsWriter results;
   if (!a.out.empty() && !open_results(a, h, results, tally)) return 2;
   const std::uint64_t size = scenarios::shard_size(a.seeds, a.shard);
@@ -467,7 +591,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& a) {
   if (a.coverage && tally.coverage) fmt::print("{}", tally.coverage->text());
   if (a.out.empty()) fmt::print("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
   else fmt::print("results: {}\n", a.out);
-  write_sweep_pages(a, h, tally, c);
+  write_sweep_pages(files, h, tally, c);
   if (a.shrink > 0 && tally.failed > 0 && shrink_failures(cli, a, tally) != 0) return 2;
   fmt::print("verdict: {}\n", verdict(tally, false));
   return tally.failed == 0 ? 0 : 1;
@@ -503,21 +627,30 @@ bool print_missing(const Invocation& cli, const scenarios::Merged& m, const std:
 
 }  // namespace
 
-int merge_command(const Invocation& cli, const std::string& out, const std::vector<std::string>& inputs) {
+int merge_command(const Invocation& cli, const std::string& out, const std::vector<std::string>& given) {
+  std::vector<std::string> inputs;  // a sweep's folder stands for its results.jsonl
+  for (const std::string& in : given) {
+    std::error_code ec;
+    inputs.push_back(std::filesystem::is_directory(in, ec) ? sweep_files(in).results : in);
+  }
+  const SweepFiles files = sweep_files(out);
   scenarios::Merged m;
   std::string error = scenarios::merge_results(inputs, m);
   for (const std::string& n : m.notes) fmt::print(stderr, "merge: {}\n", scenarios::printable(n));
-  if (error.empty()) error = scenarios::write_merged(m, out);
+  if (error.empty()) error = make_folder(files);
+  if (error.empty()) error = scenarios::write_merged(m, files.results);
   if (!error.empty()) {
     std::fprintf(stderr, "merge: %s\n", scenarios::printable(error).c_str());
     return 2;
   }
   Tally tally;
+  tally.strip.track(m.range.first, 1);
   for (const auto& [seed, r] : m.seeds) tally.add(r);
   fmt::print("merge: {} ({}), seeds {}: {} file{} into {}\n", m.header.scenario, m.header.file, m.header.seeds,
-             inputs.size(), inputs.size() == 1 ? "" : "s", out);
-  print_summary(tally, summary_context(cli, m.header, out));
-  write_summary_file(out, m.header, tally);
+             inputs.size(), inputs.size() == 1 ? "" : "s", files.results);
+  const SummaryContext c = summary_context(cli, m.header, files.results);
+  print_summary(tally, c);
+  write_sweep_pages(files, m.header, tally, c);
   const bool missing = print_missing(cli, m, out);
   fmt::print("verdict: {}\n", verdict(tally, missing));
   return tally.failed == 0 && !missing ? 0 : 1;
