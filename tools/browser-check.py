@@ -19,7 +19,7 @@ sweep: DIR holds a sweep's index.html (or one *.index.html, e.g. results.index.h
        summing to the failures), and hovering one shows its data-tip in #tip (or, with no #tip,
        it has a <title>); every svg.histogram[data-metric]: its rect.bar data-n sum to its
        data-count and a bar with data-n > 0 has a height (at least one histogram when the
-       summary beside the page has metrics); with failures, each #failing li has a
+       summary beside the page has metrics); with failures, each #failing > li has a
        code.reproduce "PROGRAM ... --seed N".
 
 Prints one line per check: `ok: WHAT`, `FAIL: WHAT: WHY` or `skip: WHY`. Exits 0 when every
@@ -809,6 +809,8 @@ return [...document.querySelectorAll('svg.histogram[data-metric]')].map(h => {
         name = h["metric"]
         if not re.fullmatch(r"\d+", (h["count"] or "").strip()):
             raise CheckFailed("histogram %s: data-count is %s, not an integer" % (name, json.dumps(h["count"])))
+        if not h["bars"] and int(h["count"]) == 0:
+            continue  # a metric no run gave a value: nothing to draw, and the page says so
         if not h["bars"]:
             raise CheckFailed("histogram %s has no rect.bar" % name)
         total = 0
@@ -833,7 +835,7 @@ def check_failing(b, counts):
     if counts["failed"] == 0:
         return None
     items = b.js(js_fn(r"""
-return [...document.querySelectorAll('#failing li')].map(li => {
+return [...document.querySelectorAll('#failing > li')].map(li => {
   const c = li.querySelector('code.reproduce');
   return c ? c.textContent : null;
 });
