@@ -1,0 +1,294 @@
+#include "reports/dataflow.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "properties/conservation.hpp"
+#include "properties/ingest_conservation.hpp"
+#include "reports/escape.hpp"
+
+namespace lic::reports {
+namespace {
+
+namespace line = properties::line;
+
+/// Builds the nodes and edges by name, in the order first seen.
+class FlowBuilder {
+ public:
+  std::size_t node(const std::string& name, const char* kind) {
+    const auto [it, added] = index_.try_emplace(name, flow_.nodes.size());
+    if (added) flow_.nodes.push_back({name, kind, 0});
+    return it->second;
+  }
+  void count(std::size_t n, std::uint64_t k = 1) { flow_.nodes[n].count += k; }
+  void edge(std::size_t from, std::size_t to, std::uint64_t k = 1) {
+    const auto [it, added] = edges_.try_emplace({from, to}, flow_.edges.size());
+    if (added) flow_.edges.push_back({from, to, 0});
+    flow_.edges[it->second].count += k;
+  }
+  Flow& flow() { return flow_; }
+
+ private:
+  Flow flow_;
+  std::map<std::string, std::size_t> index_;
+  std::map<std::pair<std::size_t, std::size_t>, std::size_t> edges_;
+};
+
+const std::int64_t* seq_of(const TraceEvent& e) { return e.field<std::int64_t>(line::kSeq); }
+
+/// The names the line protocol's `to` uses, as process paths: a registered name is its
+/// process's path while registered (a name no process holds stays as it is).
+class Names {
+ public:
+  void on(const TraceEvent& e) {
+    if (e.kind == EventKind::spawn && !e.label.name.empty()) path_[e.pid.id] = std::string(e.label.name.text());
+    if (e.kind == EventKind::register_name) {
+      const auto it = path_.find(e.pid.id);
+      if (it != path_.end()) by_name_[std::string(e.tag.text())] = it->second;
+    }
+  }
+  std::string resolve(const std::string& name) const {
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? name : it->second;
+  }
+  /// The path of process `p`, or `otherwise` when it has none.
+  std::string path_of_pid(Pid p, const std::string& otherwise) const {
+    const auto it = path_.find(p.id);
+    if (it != path_.end()) return it->second;
+    return otherwise.empty() ? "pid " + std::to_string(p.id) : otherwise;
+  }
+  std::string path_of(const TraceEvent& e) const {
+    if (!e.label.name.empty()) return std::string(e.label.name.text());
+    const auto it = path_.find(e.pid.id);
+    return it == path_.end() ? "?" : it->second;
+  }
+
+ private:
+  std::map<std::uint32_t, std::string> path_;
+  std::map<std::string, std::string> by_name_;
+};
+
+std::string seq_list(const properties::Lines& l) {
+  std::string out = "seq ";
+  for (std::size_t i = 0; i < l.seqs.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(l.seqs[i]);
+  if (l.count > l.seqs.size()) out += fmt::format(", ... ({} in all)", l.count);
+  return out;
+}
+
+/// Where each listed lost line was last: the stage that held it and where it was going.
+std::map<std::int64_t, std::string> last_holders(const EventLog& events, const std::set<std::int64_t>& wanted) {
+  std::map<std::int64_t, std::string> out;
+  Names names;
+  for (const TraceEvent& e : events) {
+    names.on(e);
+    if (e.kind != EventKind::system || (e.name != line::kEmitted && e.name != line::kSent && e.name != line::kLost)) continue;
+    const std::int64_t* seq = seq_of(e);
+    if (seq == nullptr || wanted.count(*seq) == 0) continue;
+    out[*seq] = names.path_of(e);
+    if (e.name == line::kSent) out[*seq] += " -> " + names.resolve(e.text(line::kTo));
+  }
+  return out;
+}
+
+void add_line_losses(const EventLog& events, const properties::Conservation& c, FlowBuilder& b) {
+  std::set<std::int64_t> wanted;
+  for (const auto& [why, l] : c.lost) wanted.insert(l.seqs.begin(), l.seqs.end());
+  const std::map<std::int64_t, std::string> holders = last_holders(events, wanted);
+  for (const auto& [why, l] : c.lost) {
+    std::set<std::string> where;
+    std::map<std::string, std::uint64_t> by_holder;  // for the diagram: the stage most listed
+    for (const std::int64_t s : l.seqs) {
+      const auto it = holders.find(s);
+      const std::string h = it == holders.end() ? "?" : it->second;
+      where.insert(h);
+      ++by_holder[h.substr(0, h.find(" -> "))];
+    }
+    std::string where_text;
+    for (const std::string& w : where) where_text += (where_text.empty() ? "" : "; ") + w;
+    b.flow().losses.push_back({where_text, why, l.count, seq_list(l)});
+    const auto top = std::max_element(by_holder.begin(), by_holder.end(),
+                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+    const std::size_t lost = b.node("lost: " + why, "lost");
+    b.count(lost, l.count);
+    if (top != by_holder.end()) b.edge(b.node(top->first, "stage"), lost, l.count);
+  }
+  const std::pair<const char*, const properties::Lines*> odd[] = {
+      {"in flight at the end", &c.in_flight}, {"unaccounted (a violation)", &c.unaccounted},
+      {"accounted twice (a violation)", &c.duplicated}, {"never emitted (a violation)", &c.unknown}};
+  for (const auto& [why, l] : odd)
+    if (l->count > 0) b.flow().losses.push_back({"", why, l->count, seq_list(*l)});
+}
+
+Flow line_flow(const EventLog& events) {
+  FlowBuilder b;
+  Names names;
+  // A line_emitted or line_sent names the process's next kernel send as the line's carrier:
+  // that send's receiver is where the line went (the `to` name when no send follows).
+  std::map<std::uint32_t, std::string> carrying;  // pid -> the line's `to` ("" for an emitted line)
+  for (const TraceEvent& e : events) {
+    names.on(e);
+    if (e.kind == EventKind::send) {
+      const auto it = carrying.find(e.pid.id);
+      if (it == carrying.end()) continue;
+      const std::string to = names.path_of_pid(e.other, it->second);
+      const std::size_t n = b.node(to, "stage");
+      b.count(n);
+      b.edge(b.node(names.path_of(e), "stage"), n);
+      carrying.erase(it);
+      continue;
+    }
+    if (e.kind != EventKind::system) continue;
+    if (e.name == line::kEmitted) {
+      b.count(b.node(names.path_of(e), "source"));
+      carrying[e.pid.id] = "";
+    } else if (e.name == line::kSent) {
+      b.node(names.path_of(e), "stage");
+      carrying[e.pid.id] = names.resolve(e.text(line::kTo));
+    } else if (e.name == line::kStored || e.name == line::kDeadLettered) {
+      const std::size_t end = b.node(e.name == line::kStored ? "stored" : "dead-lettered", "end");
+      b.count(end);
+      b.edge(b.node(names.path_of(e), "stage"), end);
+    }
+  }
+  const properties::Conservation c = properties::check_conservation(events);
+  add_line_losses(events, c, b);
+  Flow f = std::move(b.flow());
+  f.what = "lines";
+  f.summary = properties::describe(c);
+  return f;
+}
+
+/// The ingest server's stages, in the order an event passes them.
+Flow ingest_flow(const EventLog& events) {
+  namespace in = properties::ingest;
+  const properties::IngestConservation c = properties::check_ingest(events);
+  std::uint64_t collected = 0, queued = 0;
+  for (const TraceEvent& e : events) {
+    if (e.kind != EventKind::system) continue;
+    if (e.name == in::kCollected) ++collected;
+    if (e.name == in::kQueued)
+      if (const std::int64_t* n = e.field<std::int64_t>(in::kEvents)) queued += static_cast<std::uint64_t>(*n);
+  }
+  FlowBuilder b;
+  const std::size_t http = b.node("HTTP ingress", "source");
+  b.count(http, static_cast<std::uint64_t>(c.accepted + c.refused));
+  const auto step = [&b](std::size_t from, const std::string& name, const char* kind, std::uint64_t n) {
+    if (n == 0 && std::string_view(kind) != "stage") return from;  // an end nothing reached
+    const std::size_t to = b.node(name, kind);
+    b.count(to, n);
+    if (n > 0) b.edge(from, to, n);
+    return to;
+  };
+  step(http, "refused (503)", "end", static_cast<std::uint64_t>(c.refused));
+  const std::size_t ch = step(http, "EventCh", "stage", static_cast<std::uint64_t>(c.accepted));
+  const std::size_t batch = step(ch, "CollectLoop batches", "stage", collected);
+  const std::size_t up = step(batch, "UploadCh", "stage", queued);
+  step(up, "uploaded to S3", "end", static_cast<std::uint64_t>(c.uploaded));
+  step(up, "DLQ files", "end", static_cast<std::uint64_t>(c.dlq));
+  for (const properties::LostEvents& l : c.lost) {
+    const std::size_t where = l.where == "EventCh" ? ch : l.where == "open batch" ? batch : up;
+    step(where, "lost: " + l.why + " (" + l.where + ")", "lost", static_cast<std::uint64_t>(l.events));
+    std::string items = fmt::format("events {}..{}", l.first, l.last);
+    if (l.batch > 0) items += fmt::format(" (batch {})", l.batch);
+    items += " at " + format_time(l.at);
+    if (!l.detail.empty()) items += ": " + l.detail;
+    b.flow().losses.push_back({l.where, l.why, static_cast<std::uint64_t>(l.events), items});
+  }
+  if (c.pending > 0) b.flow().losses.push_back({"in the server", "still running at the end", static_cast<std::uint64_t>(c.pending), ""});
+  Flow f = std::move(b.flow());
+  f.what = "events";
+  f.summary = properties::describe(c);
+  return f;
+}
+
+}  // namespace
+
+Flow flow_of(const EventLog& events) {
+  if (properties::has_ingest(events)) return ingest_flow(events);
+  for (const TraceEvent& e : events)
+    if (e.kind == EventKind::system && e.name == line::kEmitted) return line_flow(events);
+  return {};
+}
+
+namespace {
+
+constexpr double kBoxW = 170, kBoxH = 46, kColW = 250, kRowH = 66, kMargin = 16;
+
+/// Each node's column: its longest path from a source (a loss or an end one past its stage).
+std::vector<std::size_t> columns(const Flow& f) {
+  std::vector<std::size_t> col(f.nodes.size(), 0);
+  for (std::size_t round = 0; round < f.nodes.size(); ++round) {  // relax: a DAG settles in |V| rounds
+    bool moved = false;
+    for (const FlowEdge& e : f.edges) {
+      if (e.from == e.to || col[e.to] >= col[e.from] + 1) continue;
+      col[e.to] = col[e.from] + 1;
+      moved = true;
+    }
+    if (!moved) break;
+  }
+  return col;
+}
+
+const char* fill(const std::string& kind) {
+  if (kind == "source") return "#e3f2fd";
+  if (kind == "end") return "#e8f5e9";
+  if (kind == "lost") return "#ffebee";
+  return "#f5f5f5";
+}
+
+}  // namespace
+
+std::string dataflow_html(const Flow& f) {
+  if (f.empty()) return {};
+  const std::vector<std::size_t> col = columns(f);
+  std::vector<std::size_t> row(f.nodes.size(), 0);
+  std::map<std::size_t, std::size_t> used;  // column -> rows taken
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) row[i] = used[col[i]]++;
+  std::size_t rows = 1, cols = 1;
+  for (const auto& [c, n] : used) rows = std::max(rows, n), cols = std::max(cols, c + 1);
+  const double w = kMargin * 2 + kColW * static_cast<double>(cols - 1) + kBoxW;
+  const double h = kMargin * 2 + kRowH * static_cast<double>(rows - 1) + kBoxH;
+  const auto x = [&](std::size_t i) { return kMargin + kColW * static_cast<double>(col[i]); };
+  const auto y = [&](std::size_t i) { return kMargin + kRowH * static_cast<double>(row[i]); };
+  std::string svg = fmt::format("<svg id=\"dataflow\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
+                                "aria-label=\"the data flow\">\n", w, h);
+  svg += "<defs><marker id=\"df-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
+         "orient=\"auto\"><path d=\"M0,0L10,5L0,10z\" fill=\"#607d8b\"/></marker></defs>\n";
+  for (const FlowEdge& e : f.edges) {
+    const double x0 = x(e.from) + kBoxW, y0 = y(e.from) + kBoxH / 2, x1 = x(e.to), y1 = y(e.to) + kBoxH / 2;
+    const bool lost = f.nodes[e.to].kind == "lost";
+    svg += fmt::format("<path class=\"flow-edge\" d=\"M{:.1f},{:.1f}C{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" fill=\"none\" "
+                       "stroke=\"{}\" stroke-width=\"1.6\" marker-end=\"url(#df-arrow)\"><title>{}</title></path>\n",
+                       x0, y0, (x0 + x1) / 2, y0, (x0 + x1) / 2, y1, x1, y1, lost ? "#c62828" : "#607d8b",
+                       xml_escape(fmt::format("{} -> {}: {} {}", f.nodes[e.from].name, f.nodes[e.to].name, e.count, f.what)));
+    // The count three quarters along the curve: near its target, so edges that leave one stage apart.
+    const double lx = 0.015625 * x0 + 0.5625 * (x0 + x1) / 2 + 0.421875 * x1;
+    const double ly = 0.15625 * y0 + 0.84375 * y1;
+    svg += fmt::format("<text class=\"flow-count\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\" "
+                       "fill=\"#37474f\">{}</text>\n", lx, ly - 4, e.count);
+  }
+  for (std::size_t i = 0; i < f.nodes.size(); ++i) {
+    const FlowNode& n = f.nodes[i];
+    svg += fmt::format("<g class=\"flow-node {}\" data-name=\"{}\" data-count=\"{}\"><title>{}</title>"
+                       "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"{}\" stroke=\"#90a4ae\"/>"
+                       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">{}</text>"
+                       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" font-weight=\"bold\" text-anchor=\"middle\">{}</text></g>\n",
+                       n.kind, xml_escape(n.name), n.count, xml_escape(fmt::format("{}: {} {}", n.name, n.count, f.what)),
+                       x(i), y(i), kBoxW, kBoxH, fill(n.kind), x(i) + kBoxW / 2, y(i) + 18,
+                       xml_escape(truncate_left(n.name, 26)), x(i) + kBoxW / 2, y(i) + 36, n.count);
+  }
+  svg += "</svg>\n";
+  std::string out = "<h2>Data flow</h2>\n<p>" + xml_escape(f.summary) + "</p>\n<div style=\"overflow-x:auto\">" + svg + "</div>\n";
+  if (f.losses.empty()) return out + "<p>Nothing was lost.</p>\n";
+  out += fmt::format("<table id=\"losses\">\n<tr><th>where</th><th>why</th><th>{}</th><th>which</th></tr>\n", f.what);
+  for (const FlowLoss& l : f.losses)
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", xml_escape(l.where), xml_escape(l.why),
+                       l.count, xml_escape(l.items));
+  return out + "</table>\n";
+}
+
+}  // namespace lic::reports

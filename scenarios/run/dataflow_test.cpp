@@ -1,0 +1,95 @@
+// The data-flow view of index.html (reports/dataflow.hpp) on real runs of the two systems with
+// conservation: its counts are conservation's, path by path, and every lost item is listed.
+
+#include <catch2/catch.hpp>
+#include <numeric>
+#include <string>
+
+#include "properties/conservation.hpp"
+#include "properties/ingest_conservation.hpp"
+#include "reports/dataflow.hpp"
+#include "scenarios/run/report.hpp"
+#include "scenarios/testing/run_text.hpp"
+
+using namespace lic;
+using namespace lic::scenarios;
+using namespace lic::scenarios::testing;
+
+namespace {
+
+RunResult run_file(const std::string& name) {
+  RunOptions o;
+  return run(load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/" + name), o);
+}
+
+const reports::FlowNode& node(const reports::Flow& f, const std::string& name) {
+  for (const reports::FlowNode& n : f.nodes)
+    if (n.name == name) return n;
+  FAIL("no node " << name);
+  return f.nodes.front();
+}
+
+std::uint64_t edge(const reports::Flow& f, const std::string& from, const std::string& to) {
+  for (const reports::FlowEdge& e : f.edges)
+    if (f.nodes[e.from].name == from && f.nodes[e.to].name == to) return e.count;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("data flow: the pipeline's lines path by path add up to conservation's and the lost ones are named where",
+          "[dataflow]") {
+  const RunResult r = run_file("bugs/pipeline_remote_sink_lossy_link.yaml");
+  const EventLog& events = r.sim->trace().events();
+  const properties::Conservation c = properties::check_conservation(events);
+  const reports::Flow f = reports::flow_of(events);
+  REQUIRE(f.what == "lines");
+  CHECK(node(f, "/root/input/reader").count == c.emitted.count);
+  CHECK(edge(f, "/root/input/reader", "/root/input/parser") == c.emitted.count);
+  CHECK(node(f, "stored").count == c.stored.count);
+  CHECK(node(f, "dead-lettered").count == c.dead_lettered.count);
+  CHECK(edge(f, "/root/input/parser", "/root/dead_letter") == c.dead_lettered.count);
+  // What the parser passed on went to the validator or the dead letters.
+  CHECK(edge(f, "/root/input/parser", "/root/input/validator") + edge(f, "/root/input/parser", "/root/dead_letter") ==
+        node(f, "/root/input/parser").count);
+  REQUIRE(c.lost.count("network") == 1);
+  CHECK(node(f, "lost: network").count == c.lost.at("network").count);
+  bool listed = false;
+  for (const reports::FlowLoss& l : f.losses) {
+    if (l.why != "network") continue;
+    listed = true;
+    CHECK(l.count == c.lost.at("network").count);
+    CHECK(l.where == "/root/input/validator -> /store/db");
+    CHECK(l.items.find(std::to_string(c.lost.at("network").seqs.front())) != std::string::npos);
+  }
+  CHECK(listed);
+  const std::string html = reports::dataflow_html(f);
+  CHECK(html.find("<svg id=\"dataflow\"") != std::string::npos);
+  CHECK(html.find("<table id=\"losses\">") != std::string::npos);
+}
+
+TEST_CASE("data flow: the ingest server's events from ingress to S3 with each loss by where and why", "[dataflow]") {
+  const RunResult r = run_file("bugs/ingest_upload_timeout_past_grace.yaml");
+  const EventLog& events = r.sim->trace().events();
+  const properties::IngestConservation c = properties::check_ingest(events);
+  const reports::Flow f = reports::flow_of(events);
+  REQUIRE(f.what == "events");
+  CHECK(node(f, "HTTP ingress").count == static_cast<std::uint64_t>(c.accepted + c.refused));
+  CHECK(node(f, "EventCh").count == static_cast<std::uint64_t>(c.accepted));
+  CHECK(node(f, "uploaded to S3").count == static_cast<std::uint64_t>(c.uploaded));
+  std::uint64_t lost_nodes = 0, lost_rows = 0;
+  for (const reports::FlowNode& n : f.nodes) lost_nodes += n.kind == "lost" ? n.count : 0;
+  for (const reports::FlowLoss& l : f.losses) lost_rows += l.count;
+  REQUIRE(c.lost_events() > 0);
+  CHECK(lost_nodes == static_cast<std::uint64_t>(c.lost_events()));
+  CHECK(lost_rows == static_cast<std::uint64_t>(c.lost_events() + c.pending));
+  CHECK(f.losses.size() == c.lost.size() + (c.pending > 0 ? 1 : 0));
+  // Every stage passes on what it took, less what was lost there.
+  CHECK(edge(f, "EventCh", "CollectLoop batches") + node(f, "lost: sigkill (EventCh)").count == node(f, "EventCh").count);
+}
+
+TEST_CASE("data flow: a run without conservation has none and its page no such section", "[dataflow]") {
+  const RunResult r = run_file("catalog/one_for_one.yaml");
+  CHECK(reports::flow_of(r.sim->trace().events()).empty());
+  CHECK(reports::dataflow_html(reports::flow_of(r.sim->trace().events())).empty());
+}
