@@ -279,9 +279,47 @@ Intervals subtree_up_intervals(const EventLog& events, const std::string& path, 
   return clip(intersect(normalise(std::move(root_up_list)), not_down), from, to);
 }
 
-Availability measure(const Intervals& up_in, Time from, Time to, double z) {
+std::vector<Time> unseen_failures(const EventLog& events, const std::string& path, const Intervals& up) {
+  using supervision::events::kChildTerminated;
+  const std::string prefix = path + "/";
+  std::vector<Atom> path_of;  // by pid number: pids are dense per simulation
+  std::vector<Time> out;
+  for (const TraceEvent& e : events) {
+    if (e.kind == EventKind::spawn) {
+      if (path_of.size() <= e.pid.id) path_of.resize(e.pid.id + 1);
+      path_of[e.pid.id] = e.label.name;
+      continue;
+    }
+    if (e.kind != EventKind::system || e.name != kChildTerminated) continue;
+    const Pid pid = pid_field(e);
+    if (pid.id >= path_of.size()) continue;
+    const std::string_view p = path_of[pid.id].text();
+    if (p != path && !p.starts_with(prefix)) continue;
+    // Up at that instant: the failure left no gap (a gap would start exactly there).
+    const auto inside = std::find_if(up.begin(), up.end(), [&e](const Interval& i) { return i.from <= e.time && e.time < i.to; });
+    if (inside != up.end()) out.push_back(e.time);
+  }
+  return out;
+}
+
+Availability measure(const Intervals& up_in, Time from, Time to, double z) { return measure(up_in, from, to, {}, z); }
+
+Availability measure(const Intervals& up_in, Time from, Time to, const std::vector<Time>& instants, double z) {
   Availability a;
-  const Intervals up = clip(up_in, from, to);
+  // The up intervals, each cut at the instant failures inside it: a cycle per piece.
+  Intervals up;
+  std::size_t next = 0;
+  for (const Interval& i : clip(up_in, from, to)) {
+    Time start = i.from;
+    while (next < instants.size() && instants[next] < i.to) {
+      if (instants[next] > start) {
+        up.push_back({start, instants[next]});
+        start = instants[next];
+      }
+      ++next;
+    }
+    up.push_back({start, i.to});
+  }
   a.observed = to - from;
   a.up = total(up);
   a.availability = a.observed > Duration::zero()

@@ -80,4 +80,13 @@ struct Availability {
 /// The figures of `up` over [from, to); `z` sets the interval's width (1.96: 95 %).
 Availability measure(const Intervals& up, Time from, Time to, double z = 1.96);
 
+/// The instants at which a process at `path`, or under it, ended as its supervisor reported
+/// (`child_terminated`) while `up` says the subtree stayed up: a restart at the very instant of
+/// the failure (an init that takes no time), which no down time shows. In trace order.
+std::vector<Time> unseen_failures(const EventLog& events, const std::string& path, const Intervals& up);
+
+/// measure(), with each of `instants` inside an up interval counted as a failure repaired at
+/// once: a cycle with no down time (it counts towards MTBF, MTTR and the interval's cycles).
+Availability measure(const Intervals& up, Time from, Time to, const std::vector<Time>& instants, double z = 1.96);
+
 }  // namespace lic::properties

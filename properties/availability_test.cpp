@@ -328,3 +328,32 @@ TEST_CASE("availability: the 95 percent interval covers the true MTBF/(MTBF+MTTR
   CHECK(misses >= 5);
   CHECK(misses <= 38);
 }
+
+TEST_CASE("availability: a failure restarted at the same instant shows no down time but counts as a failure and a repair") {
+  Simulation sim;
+  spawn_root(sim, sup_spec(supervision::Strategy::one_for_one, 10, {worker("w", 0_s), worker("slow", 1_s)}));
+  stop_at(sim, 10_s, "/root/w", kBoom);     // init takes no time: back at 10 s
+  stop_at(sim, 20_s, "/root/w", kBoom);
+  stop_at(sim, 30_s, "/root/slow", kBoom);  // down for its 1 s init
+  sim.run_until(at(50_s));
+  const Intervals w = subtree(sim, "/root/w");
+  CHECK(w == Intervals{iv(0_s, 50_s)});  // no gap to see
+  const std::vector<Time> instants = unseen_failures(sim.trace().events(), "/root/w", w);
+  CHECK(instants == std::vector<Time>{at(10_s), at(20_s)});
+  const Availability a = measure(w, at(0_s), at(50_s), instants);
+  CHECK(a.failures == 2);
+  CHECK(a.repairs == 2);
+  CHECK(a.mttr == 0_s);
+  CHECK(a.mtbf == 10_s);  // the 0-10 s and 10-20 s cycles
+  CHECK(a.availability == 1.0);
+  CHECK(measure(w, at(0_s), at(50_s)).failures == 0);  // what it said before
+  // A failure with down time is seen in the intervals, not again among the unseen ones.
+  const Intervals slow = subtree(sim, "/root/slow");
+  CHECK(unseen_failures(sim.trace().events(), "/root/slow", slow).empty());
+  CHECK(measure(slow, at(0_s), at(50_s), unseen_failures(sim.trace().events(), "/root/slow", slow)).failures == 1);
+  // The whole tree: the two instant ones and the slow one.
+  const Intervals root = subtree(sim, "/root");
+  const Availability all = measure(root, at(0_s), at(50_s), unseen_failures(sim.trace().events(), "/root", root));
+  CHECK(all.failures == 3);
+  CHECK(all.repairs == 3);
+}

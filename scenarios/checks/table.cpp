@@ -116,9 +116,11 @@ Verdict converges(const CheckInput& in) {
 /// beside it seed 000's formula A = MTBF / (MTBF + MTTR) from the observed cycles with its 95 %
 /// interval, and a final outage that was never repaired (it counts in the measured share, not
 /// in MTTR).
-std::string describe_availability(const properties::Availability& m, const properties::Intervals& up, Time end, Ratio min) {
+std::string describe_availability(const properties::Availability& m, const properties::Intervals& up, Time end, Ratio min,
+                                  std::size_t instant) {
   std::string d = fmt::format("up {:.4f}% of {} (at least {}); {} failure{}", m.availability * 100, format_duration(m.observed),
                               format_ratio(min), m.failures, m.failures == 1 ? "" : "s");
+  if (instant > 0) d += fmt::format(" ({} restarted at the same instant)", instant);
   const auto secs = [](Duration x) { return fmt::format("{:.3f}s", static_cast<double>(x.ns) / 1e9); };
   if (m.failures > 0) d += fmt::format(", MTBF {}", secs(m.mtbf));
   if (m.repairs > 0) {
@@ -140,11 +142,13 @@ CheckJudge availability(Args& a) {
   const Ratio min = a.ratio("min");
   return [of, min](const CheckInput& in) {
     const properties::Intervals up = properties::subtree_up_intervals(*in.events, of, Time{}, in.end);
-    const properties::Availability m = properties::measure(up, Time{}, in.end);
+    // A failure restarted at its very instant shows no down time: it still counts as a failure.
+    const std::vector<Time> instant = properties::unseen_failures(*in.events, of, up);
+    const properties::Availability m = properties::measure(up, Time{}, in.end, instant);
     // up / observed >= num / den, exactly, in integers.
     const auto lhs = static_cast<Wide>(m.up.ns) * min.den;
     const auto rhs = static_cast<Wide>(m.observed.ns) * min.num;
-    return Verdict{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min)};
+    return Verdict{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min, instant.size())};
   };
 }
 
