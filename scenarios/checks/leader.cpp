@@ -19,12 +19,6 @@ const std::vector<std::string> kNeeds{"pg.server", "leader.coordinator"};
 
 double seconds(Duration d) { return static_cast<double>(d.ns) / 1e9; }
 
-/// The first event at or after `t`: where something that happened at `t` shows in the trace.
-const TraceEvent* first_at(const EventLog& log, Time t) {
-  for (const TraceEvent& e : log)
-    if (e.time >= t) return &e;
-  return nullptr;
-}
 
 Verdict leader_safety(const CheckInput& in) {
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
@@ -77,11 +71,14 @@ CheckJudge failover(Args& a) {
     const pl::Leadership l = pl::leadership(*in.events, in.end);
     if (!l.any_write) return Verdict{false, "no leader ever acted"};
     std::vector<std::string> late;
+    const pl::Failover* first_late = nullptr;
     Duration longest{};
     for (const pl::Failover& f : l.failovers) {
       const Duration bound = within ? *within : l.bound(f);
       longest = std::max(longest, f.took());
-      if (f.took() > bound) late.push_back(fmt::format("{}, more than {}", describe(f), format_duration(bound)));
+      if (f.took() <= bound) continue;
+      late.push_back(fmt::format("{}, more than {}", describe(f), format_duration(bound)));
+      if (first_late == nullptr) first_late = &f;
     }
     const auto n = static_cast<std::int64_t>(l.failovers.size());
     const std::string bound = within ? format_duration(*within)
@@ -91,15 +88,30 @@ CheckJudge failover(Args& a) {
     std::string d = fmt::format("{} failover{}, the longest {:.3f}s (bound: {})", n, n == 1 ? "" : "s", seconds(longest), bound);
     if (!late.empty()) d = fmt::format("{} too slow: {}; {}", late.size(), late.front(), d);
     if (n < min) d = fmt::format("only {} leader losses, fewer than {}; {}", n, min, d);
-    return Verdict{late.empty() && n >= min, d};
+    Verdict v{late.empty() && n >= min, d};
+    // The first failover too slow: from the instant its leader lost the leadership.
+    if (first_late != nullptr)
+      if (const TraceEvent* e = first_at(*in.events, first_late->lost))
+        v.witness = witness_at(*e, first_late->done() ? std::vector<std::string>{first_late->from, first_late->to}
+                                                      : std::vector<std::string>{first_late->from},
+                               late.front());
+    return v;
   };
 }
 
 Verdict leader_at_end(const CheckInput& in) {
   if (!in.quiet_ran) return {false, "the run stopped before the quiet phase ended: not judged"};
   const pl::Beliefs b = pl::leader_beliefs(*in.events, in.end);
-  if (b.at_end.size() != 1)
-    return {false, fmt::format("{} nodes believe they lead at the end, not one", b.at_end.size())};
+  if (b.at_end.size() != 1) {
+    Verdict v{false, fmt::format("{} nodes believe they lead at the end, not one", b.at_end.size())};
+    // The last change of anyone's belief: from there on the count stayed wrong.
+    const TraceEvent* last = nullptr;
+    for (const TraceEvent& e : *in.events)
+      if (e.kind == EventKind::system && e.name == pl::leader::kBelief) last = &e;
+    if (last != nullptr)
+      v.witness = witness_at(*last, b.at_end, fmt::format("the last change of belief; from here {} nodes believed they led", b.at_end.size()));
+    return v;
+  }
   const std::string& node = b.at_end.front();
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
   std::int64_t writes = 0;
@@ -109,7 +121,14 @@ Verdict leader_at_end(const CheckInput& in) {
   }
   const bool unsafe_late = std::any_of(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& w) { return w.at >= in.phases.chaos_end; });
   if (writes == 0) return {false, node + " believes it leads at the end but made no accepted write in the quiet phase"};
-  if (unsafe_late) return {false, node + " leads at the end, but the quiet phase saw a write from a node that did not lead"};
+  if (unsafe_late) {
+    Verdict v{false, node + " leads at the end, but the quiet phase saw a write from a node that did not lead"};
+    const auto w = std::find_if(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& u) { return u.at >= in.phases.chaos_end; });
+    if (const TraceEvent* e = first_at(*in.events, w->at))
+      v.witness = witness_at(*e, {w->node}, fmt::format("{} wrote (write {}) in the quiet phase while {} led", w->node, w->seq,
+                                                        w->holder.empty() ? "nobody" : w->holder));
+    return v;
+  }
   return {true, fmt::format("{} leads at the end: {} accepted writes in the quiet phase, from it alone", node, writes)};
 }
 

@@ -56,13 +56,17 @@ const TraceEvent* start_event(const EventLog& log, const std::string& path, std:
   return nullptr;
 }
 
-/// The last exit of a process at `path`.
-const TraceEvent* last_exit(const EventLog& log, const std::string& path) {
+/// The last exit of a process at `path` (with `abnormal`, the last that was not clean, or the
+/// last of all when none was).
+const TraceEvent* last_exit(const EventLog& log, const std::string& path, bool abnormal = false) {
   const TraceEvent* last = nullptr;
+  const TraceEvent* last_abnormal = nullptr;
   for (const TraceEvent& e : log) {
-    if (e.kind == EventKind::exit && e.label.name.text() == path) last = &e;
+    if (e.kind != EventKind::exit || e.label.name.text() != path) continue;
+    last = &e;
+    if (!e.reason.is_clean()) last_abnormal = &e;
   }
-  return last;
+  return abnormal && last_abnormal != nullptr ? last_abnormal : last;
 }
 
 /// How a root that is gone at the end ended (a start that failed, an exit from outside), from
@@ -106,7 +110,17 @@ CheckJudge escalation(bool expected) {
 
 Verdict converges(const CheckInput& in) {
   if (!in.quiet_ran) return {false, "the run stopped before the quiet phase ended: convergence was not judged"};
-  if (!in.phases.converged) return {false, "not converged: " + join(in.phases.not_running)};
+  if (!in.phases.converged) {
+    Verdict v{false, "not converged: " + join(in.phases.not_running)};
+    // The last exit of the first path not running ("/root/c: a permanent child is not
+    // running"): from there it stayed down.
+    const std::string path = in.phases.not_running.empty()
+                                 ? std::string()
+                                 : in.phases.not_running.front().substr(0, in.phases.not_running.front().find_first_of(": "));
+    if (const TraceEvent* gone = path.empty() ? nullptr : last_exit(*in.events, path, true))
+      v.witness = witness_at(*gone, {path}, path + " exited " + to_string(gone->reason) + " and was not running when the quiet phase ended");
+    return v;
+  }
   return {true, in.phases.settled_at ? fmt::format("settled at {} (quiet phase from {})", format_time(*in.phases.settled_at),
                                                    format_time(in.phases.chaos_end))
                                      : "nothing changed after the chaos phase"};
@@ -148,7 +162,16 @@ CheckJudge availability(Args& a) {
     // up / observed >= num / den, exactly, in integers.
     const auto lhs = static_cast<Wide>(m.up.ns) * min.den;
     const auto rhs = static_cast<Wide>(m.observed.ns) * min.num;
-    return Verdict{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min, instant.size())};
+    Verdict v{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min, instant.size())};
+    if (v.passed) return v;
+    // The longest outage: where most of what was missing went.
+    const properties::Intervals down = properties::complement(up, Time{}, in.end);
+    const auto longest = std::max_element(down.begin(), down.end(), [](const auto& x, const auto& y) { return x.length() < y.length(); });
+    if (longest != down.end())
+      if (const TraceEvent* e = first_at(*in.events, longest->from))
+        v.witness = witness_at(*e, {of}, fmt::format("{} down from here for {} (its longest outage{})", of, format_duration(longest->length()),
+                                                     longest->to == in.end ? ", never repaired" : ""));
+    return v;
   };
 }
 
@@ -312,6 +335,11 @@ const ArgInfo kOf{"of", "path", "", "the tree path it is about"};
 
 Witness witness_at(const TraceEvent& e, std::vector<std::string> processes, std::string why) {
   return Witness{e.time.ns, e.seq, std::move(processes), std::move(why)};
+}
+
+const TraceEvent* first_at(const EventLog& log, Time t) {
+  const auto it = std::lower_bound(log.begin(), log.end(), t, [](const TraceEvent& e, Time at) { return e.time < at; });
+  return it == log.end() ? nullptr : &*it;
 }
 
 std::vector<CheckInfo> builtin_checks() {

@@ -248,3 +248,46 @@ TEST_CASE("availability: says MTBF, MTTR, the formula with its interval, and an 
   CHECK(c.detail == "up 32.6667% of 1m (at least 95%); 2 failures, MTBF 9.800s, MTTR 0.200s: MTBF/(MTBF+MTTR) = 98.0000%, "
                     "1 cycle: no interval; an outage from t=20s was never repaired (40s to the end)");
 }
+
+TEST_CASE("witness: availability names the start of the longest outage and converges the last exit of a path left down",
+          "[checks][witness]") {
+  // Each start of b takes 1s; after its crash at 2s the first restart fails, so b is down 2s
+  // (its first start took 1s). c's restart after its crash at 5s returns ignore: it stays down.
+  const RunResult r = run_text(
+      "scenario: w\nphases: {chaos: 8s, quiet: 2s}\ntree:\n  root: {strategy: one_for_one, intensity: 10, period: 5s}\n"
+      "  children:\n    - {id: b, behaviour: idle, args: {init_delay: 1s, init: [ok, error, ok]}}\n"
+      "    - {id: c, behaviour: idle, args: {init: [ok, ignore]}}\n"
+      "script:\n  - {at: 2s, crash: /root/b}\n  - {at: 5s, crash: /root/c}\n"
+      "checks:\n  - {availability: {of: /root/b, min: 95%}}\n  - converges\n");
+  const CheckResult& a = check_named(r, "availability(/root/b)");
+  REQUIRE_FALSE(a.passed);
+  REQUIRE(a.witness);
+  CHECK(a.witness->t_ns == (Time{} + kSecond * 2).ns);
+  CHECK(a.witness->why == "/root/b down from here for 2s (its longest outage)");
+  const CheckResult& c = check_named(r, "converges");
+  REQUIRE_FALSE(c.passed);
+  REQUIRE(c.witness);
+  const TraceEvent& gone = r.sim->trace().events()[c.witness->event];
+  CHECK(gone.kind == EventKind::exit);
+  CHECK(gone.label.name.text() == "/root/c");
+  CHECK(c.witness->processes == std::vector<std::string>{"/root/c"});
+}
+
+TEST_CASE("witness: a failover too slow names the instant its leader lost the leadership", "[checks][witness]") {
+  std::ifstream in(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/leader_failover.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string was = "  - {failover: {min: 5}}\n";
+  REQUIRE(yaml.find(was) != std::string::npos);
+  yaml.replace(yaml.find(was), was.size(), "  - {failover: {within: 30s}}\n");
+  const RunResult r = run_text(yaml);
+  const CheckResult& c = check_named(r, "failover");
+  REQUIRE_FALSE(c.passed);
+  REQUIRE(c.witness);
+  // The why is the first too-slow failover as the detail tells it: "c1 lost it at t=...".
+  CHECK(c.detail.find(c.witness->why) != std::string::npos);
+  const std::string lost_at = c.witness->why.substr(c.witness->why.find("t=") + 2);
+  CHECK(reports::format_witness(*c.witness).rfind("t=" + lost_at.substr(0, lost_at.find(' ')), 0) == 0);
+  CHECK(!c.witness->processes.empty());
+}
