@@ -1,5 +1,7 @@
 #include "reports/run_view.hpp"
 
+#include <fmt/format.h>
+
 #include "properties/leader.hpp"
 
 #include "sim/trace_keys.hpp"
@@ -20,7 +22,9 @@ using supervision::events::kChildTerminated;
 const Atom kEscalated = supervision::events::kReachedMax;
 using fault_events::kFaultInjected;
 using fault_events::kQuietPhase;
+using supervision::events::kServiceRetry;
 using supervision::events::kServiceState;
+const Atom kServiceWaiting("service_waiting");  // lifecycle: {id, on}: a start waits on a dependency
 const Atom kFailed("failed");
 const Atom kStarting("starting");
 
@@ -38,6 +42,7 @@ struct PathFacts {
   std::map<Pid, Time> world_since;  // processes no supervisor started (roots, goroutines), alive since
   properties::Intervals world_up;
   std::vector<Mark> marks;
+  std::vector<std::pair<Time, std::string>> states;  // a lifecycle service's, as they change
 };
 
 /// Opens and closes bands by key; what is still open at the end closes there.
@@ -167,6 +172,18 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
     } else {
       f.world_marks.push_back({e.time, MarkKind::fault, detail});
     }
+  } else if ((e.name == kServiceRetry || e.name == kServiceWaiting) && !e.label.name.empty()) {
+    const auto id = field_as<Atom>(e, keys::kId);
+    if (!id) return;
+    PathFacts& d = facts_of(f, Atom(std::string(e.label.name.text()) + "/" + std::string(id->text())));
+    if (e.name == kServiceWaiting) {
+      const auto on = field_as<Atom>(e, keys::kOn);
+      d.states.emplace_back(e.time, "waiting for " + std::string(on ? on->text() : "a dependency"));
+    } else {
+      const auto delay = field_as<Duration>(e, keys::kDelay);
+      const auto attempt = field_as<std::int64_t>(e, keys::kAttempt);
+      d.states.emplace_back(e.time, fmt::format("backoff {} (attempt {})", format_duration(delay.value_or(Duration{})), attempt.value_or(0)));
+    }
   } else if (e.name == kServiceState && !e.label.name.empty()) {
     const auto id = field_as<Atom>(e, keys::kId);
     const auto from = field_as<Atom>(e, keys::kFrom);
@@ -175,6 +192,8 @@ void read_system(Facts& f, const TraceEvent& e, const std::vector<Atom>& path_of
     f.lifelines.push_back(e);
     PathFacts& d = facts_of(f, Atom(std::string(e.label.name.text()) + "/" + std::string(id->text())));
     d.service = true;
+    // A failed service with a retry scheduled waits in backoff: the retry's state comes next.
+    d.states.emplace_back(e.time, std::string(to->text()));
     if (*from == kFailed && *to == kStarting) {
       const auto start = field_as<std::int64_t>(e, keys::kStart);
       d.marks.push_back({e.time, MarkKind::restart, "start " + std::to_string(start.value_or(0))});
@@ -446,6 +465,7 @@ RunView view_of(const RunReport& r) {
       l.up = closed(std::move(d.world_up), d.world_since, v.end);
     }
     l.marks = std::move(d.marks);
+    l.states = std::move(d.states);
   }
   v.backlogs = backlogs_of(r.trace != nullptr ? *r.trace : kNoEvents);
   v.world_marks = std::move(f.world_marks);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "properties/availability.hpp"
@@ -52,6 +53,9 @@ struct Lane {
   std::string node;                  ///< where its first process ran ("" if it never started)
   properties::Intervals up;          ///< within [0, end)
   std::vector<Mark> marks;           ///< in trace order
+  /// A lifecycle service's states as they change ("inactive", "waiting for db", "starting",
+  /// "running", "failed", "backoff 1.9s (attempt 2)", "stopping", "stopped"), in trace order.
+  std::vector<std::pair<Time, std::string>> states;
 };
 
 /// A channel with a buffer (capacity 2 or more), drawn as a backlog lane: its length over time.

@@ -150,9 +150,20 @@
     if (first && l.n) head += '<text class="nodetag" x="' + (L - 4) + '" y="' + num(y + 9) + '" text-anchor="end" data-tip="' + esc('node ' + l.n + ': the lanes below run there') + '">' + esc(l.n) + '</text>';
     if (l.up.length) out += rect('down', l.up[0][0], end, cy - barH / 4, barH / 2, '');
     out += bars(l.up, 'up', cy - barH / 2, barH, 'up');
+    if (l.st) out += states(l.st, y + laneH - Math.max(2, laneH * 0.18) - 1, Math.max(2, laneH * 0.18));
     var s = Math.min(laneH * 0.3, 5);
     merged(l.m).forEach(function (m) { out += marker(m, cy, s); });
     return {head: head, body: out};
+  }
+  // A lifecycle service's states as a thin strip under its bar, each from its change to the next.
+  function states(st, y, h) {
+    var out = '';
+    st.forEach(function (s, i) {
+      var next = i + 1 < st.length ? st[i + 1][0] : end;
+      if (next <= s[0] && i + 1 < st.length) return;  // replaced at the same instant
+      out += rect('state st-' + s[1].split(' ')[0], s[0], Math.max(next, s[0] + 1), y, h, s[1] + ', ' + span(s[0], next));
+    });
+    return out;
   }
   // A channel's length as a step area, per pixel column the longest it was there.
   function backlogLane(b, y) {

@@ -94,8 +94,13 @@ Json lanes_json(const RunView& v, std::int64_t res) {
     if (l.shape != nullptr && !l.shape->kind.empty()) tip += ", " + l.shape->kind;
     if (l.shape != nullptr && !l.shape->behaviour.empty()) tip += " " + l.shape->behaviour;
     if (!l.node.empty()) tip += " on " + l.node;
-    out.push_back({{"p", l.path}, {"d", l.depth}, {"n", l.node}, {"tip", tip}, {"up", intervals_json(l.up, res)},
-                   {"m", marks_json(l.marks, res, "")}});
+    Json lane = {{"p", l.path}, {"d", l.depth}, {"n", l.node}, {"tip", tip}, {"up", intervals_json(l.up, res)},
+                 {"m", marks_json(l.marks, res, "")}};
+    if (!l.states.empty()) {
+      lane["st"] = Json::array();
+      for (const auto& [t, state] : l.states) lane["st"].push_back({t.ns, state});
+    }
+    out.push_back(std::move(lane));
   }
   return out;
 }
@@ -142,6 +147,8 @@ const char* const kStyle = R"(<style>
 .phase.chaos{fill:#ffcdd2}.phase.quiet{fill:#c8e6c9}
 .backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane-label.backlog{font-style:italic}.lane-label.role{font-weight:bold}
 .believed{fill:#ffb300}.write{stroke:#37474f;stroke-width:1}.unsafe{stroke:#d50000;stroke-width:2}.holder{stroke:#fff;stroke-width:.5}
+.state{opacity:.9}.st-inactive,.st-stopped{fill:#bdbdbd}.st-waiting{fill:#fff176}.st-starting{fill:#64b5f6}.st-running{fill:#a5d6a7}
+.st-failed{fill:#e53935}.st-backoff{fill:#ffb74d}.st-stopping{fill:#a1887f}
 .cursor{stroke:#d50000;stroke-width:2;stroke-dasharray:5 3}
 #tip{position:absolute;display:none;pointer-events:none;background:#263238;color:#fff;font-size:12px;padding:4px 8px;border-radius:4px;max-width:520px;z-index:10;white-space:pre-wrap}
 .tl-controls{margin:6px 0;display:flex;gap:8px;align-items:center;flex-wrap:wrap}.tl-controls button{font-size:13px;padding:2px 10px}
@@ -161,6 +168,11 @@ std::string legend(const RunView& v) {
       {{BandKind::partition, "#7e57c2"}, {BandKind::pause, "#fdd835"}, {BandKind::node_down, "#616161"},
        {BandKind::draining, "#ff7043"}, {BandKind::loss, "#e53935"}, {BandKind::duplicate, "#1e88e5"},
        {BandKind::reorder, "#8d6e63"}, {BandKind::clog, "#6d4c41"}}};
+  if (std::any_of(v.lanes.begin(), v.lanes.end(), [](const Lane& l) { return !l.states.empty(); }))
+    out += "<span>a service's state, under its lane: <i class=\"sw\" style=\"background:#fff176\"></i>waiting "
+           "<i class=\"sw\" style=\"background:#64b5f6\"></i>starting <i class=\"sw\" style=\"background:#a5d6a7\"></i>running "
+           "<i class=\"sw\" style=\"background:#e53935\"></i>failed <i class=\"sw\" style=\"background:#ffb74d\"></i>backoff "
+           "<i class=\"sw\" style=\"background:#bdbdbd\"></i>inactive or stopped</span>";
   for (const auto& [k, c] : kColours)
     if (std::any_of(v.bands.begin(), v.bands.end(), [k = k](const Band& b) { return b.kind == k; }))
       out += fmt::format("<span><i class=\"sw\" style=\"background:{};opacity:.6\"></i>{} (band)</span>", c, to_string(k));

@@ -350,3 +350,26 @@ TEST_CASE("perfetto: every message between two lanes is a flow from its send to 
   }
   CHECK(!j["otherData"].contains("flows_omitted"));
 }
+
+TEST_CASE("index.html timeline: a lifecycle service's states as they change - waiting - starting - running - failed - backoff",
+          "[reports][html][timeline]") {
+  const auto run = testing::network_run();  // /app/db crashes at 9 s; /app/cache depends on it
+  const nlohmann::json d = timeline_data(index_html(run.report, ReportSelection{}, TreeSvg{}));
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> states;
+  for (const auto& l : d["lanes"])
+    if (l.contains("st"))
+      for (const auto& s : l["st"]) states[l["p"]].emplace_back(s[0], s[1]);
+  REQUIRE(states.count("/app/db") == 1);
+  const auto& db = states.at("/app/db");
+  const auto at_or_after = [&db](std::int64_t t, const std::string& prefix) {
+    return std::any_of(db.begin(), db.end(), [&](const auto& s) { return s.first >= t && s.second.rfind(prefix, 0) == 0; });
+  };
+  CHECK(db.front().second == "inactive");
+  CHECK(at_or_after(0, "running"));
+  CHECK(at_or_after(9'000'000'000, "failed"));
+  CHECK(at_or_after(9'000'000'000, "backoff "));  // "backoff 1s (attempt 1)"
+  CHECK(std::is_sorted(db.begin(), db.end(), [](const auto& a, const auto& b) { return a.first < b.first; }));
+  // Processes that are not services have no states.
+  for (const auto& l : d["lanes"])
+    if (std::string(l["p"]).rfind("/app/", 0) != 0) CHECK_FALSE(l.contains("st"));
+}
