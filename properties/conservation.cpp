@@ -8,6 +8,7 @@ namespace lic::properties {
 namespace line {
 const Atom kEmitted("line_emitted");
 const Atom kSent("line_sent");
+const Atom kBuffered("line_buffered");
 const Atom kStored("line_stored");
 const Atom kDeadLettered("line_dead_lettered");
 const Atom kLost("line_lost");
@@ -35,6 +36,7 @@ struct LineState {
   std::size_t accounted = 0;
   std::uint64_t msg = 0;  // the message carrying it now (0: none, or held by a stage)
   bool landed = false;    // that message is in its receiver's mailbox
+  Pid holder;             // the process whose buffer holds it (line_buffered), if any
 };
 
 std::optional<std::int64_t> seq_of(const TraceEvent& e) {
@@ -68,6 +70,7 @@ class Checker {
     switch (e.kind) {
       case EventKind::spawn: node_[e.pid] = e.node; break;
       case EventKind::system: on_system(e); break;
+      case EventKind::exit: on_exit(e.pid); break;
       case EventKind::send: on_send(e); break;
       case EventKind::deliver: on_deliver(e); break;
       case EventKind::drop: on_drop(e); break;
@@ -81,7 +84,7 @@ class Checker {
       if (!s.emitted) {
         out_.unknown.add(s.seq);  // passed on by a stage, never emitted nor accounted
       } else {
-        (s.msg != 0 && !s.landed ? out_.in_flight : out_.unaccounted).add(s.seq);
+        (s.holder ? out_.buffered : s.msg != 0 && !s.landed ? out_.in_flight : out_.unaccounted).add(s.seq);
       }
     }
     out_.ok = out_.unaccounted.count == 0 && out_.duplicated.count == 0 && out_.unknown.count == 0;
@@ -105,6 +108,8 @@ class Checker {
       hand_off(e.pid, s);
     } else if (e.name == line::kSent) {
       hand_off(e.pid, state(*seq));
+    } else if (e.name == line::kBuffered) {
+      hold(e.pid, state(*seq));
     } else if (e.name == line::kStored) {
       account(*seq, out_.stored);
     } else if (e.name == line::kDeadLettered) {
@@ -124,6 +129,24 @@ class Checker {
     if (s.msg != 0) carrier_.erase(s.msg);
     s.msg = 0;
     s.landed = false;
+    s.holder = Pid{};
+  }
+
+  /// The line left its message for `pid`'s buffer.
+  void hold(Pid pid, LineState& s) {
+    release(s);
+    s.holder = pid;
+    held_[pid].push_back(s.seq);
+  }
+
+  /// `pid` ended: what its buffer still held is lost there.
+  void on_exit(Pid pid) {
+    auto it = held_.find(pid);
+    if (it == held_.end()) return;
+    for (const std::int64_t seq : it->second) {
+      if (state(seq).holder == pid) account(seq, out_.lost["sink_buffer"]);
+    }
+    held_.erase(it);
   }
 
   void account(std::int64_t seq, Lines& where) {
@@ -179,6 +202,7 @@ class Checker {
   std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries
   std::map<std::uint64_t, std::int64_t> carrier_; // message id -> the line it carries
   std::map<Pid, Atom> node_;
+  std::map<Pid, std::vector<std::int64_t>> held_; // process -> the lines it buffered, in order
 };
 
 /// " (seq 4, 9, ...)": the listed seqs of `l`.
@@ -216,6 +240,7 @@ std::string describe(const Conservation& c) {
     }
   }
   if (c.in_flight.count != 0) s += "; " + std::to_string(c.in_flight.count) + " in flight at the end";
+  if (c.buffered.count != 0) s += "; " + std::to_string(c.buffered.count) + " in a live buffer at the end";
   append_violation(s, "unaccounted", c.unaccounted);
   append_violation(s, "accounted more than once", c.duplicated);
   append_violation(s, "accounted but never emitted", c.unknown);

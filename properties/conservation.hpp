@@ -6,7 +6,11 @@
 // int, unique in the run):
 //   line_emitted {seq}           the input enters the system (the source);
 //   line_sent {seq, to}          a stage hands it on (to: the receiver's name, for people);
-//   line_stored {seq}            it reached the sink;
+//   line_buffered {seq}          the tracing process took it from its mailbox into a buffer in
+//                                its own state (a batching sink): not durable yet, and lost with
+//                                the process if it ends before the line is stored or passed on;
+//   line_stored {seq}            it reached the sink (durably: a batching sink traces it when it
+//                                flushes the line, not when the line enters its buffer);
 //   line_dead_lettered {seq, why} it reached the dead-letter queue;
 //   line_lost {seq, why}         a stage lost it knowingly (e.g. crashed on it).
 // line_emitted and line_sent are traced *just before* the send that carries the line, so the
@@ -14,6 +18,12 @@
 // name or pid) names the message that carries it; a later `drop` of that message (in a dead
 // process's mailbox, across a partition, at a receiver gone when it lands) loses the line there,
 // and a `deliver` of it means it landed. Nothing else is needed from the system.
+// line_buffered was added later (issue 19) without changing the other events: a system that
+// never traces it is read exactly as before, and a line stored without being buffered is stored.
+// A buffered line is held by the process that traced it until that process stores it, loses
+// it, dead-letters it or passes it on (line_sent); if the process's `exit` comes first the line
+// is lost there, as `sink_buffer`, once (the line had left the mailbox, so it is never also a
+// dead_mailbox drop). Buffered again, the latest holder holds it.
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +40,7 @@ namespace lic::properties {
 namespace line {
 extern const Atom kEmitted;       ///< line_emitted
 extern const Atom kSent;          ///< line_sent
+extern const Atom kBuffered;      ///< line_buffered
 extern const Atom kStored;        ///< line_stored
 extern const Atom kDeadLettered;  ///< line_dead_lettered
 extern const Atom kLost;          ///< line_lost
@@ -51,7 +62,9 @@ struct Lines {
 ///   a line_lost's own `why` (the pipeline's validator says `crashed`);
 ///   `no_receiver`   sent to a name or pid with no live process;
 ///   `dead_mailbox`  in the mailbox of a process that ended before taking it;
-///   `network`       lost by a path, blocked by a partition, or in flight when contact was lost.
+///   `network`       lost by a path, blocked by a partition, or in flight when contact was lost;
+///   `sink_buffer`   in the buffer of the process that traced line_buffered when it ended
+///                   (the sink crashed, was killed or shut down before flushing it).
 struct Conservation {
   Lines emitted;
   Lines stored;
@@ -60,6 +73,9 @@ struct Conservation {
   /// Still crossing the network when the trace ends (sent to another node, not yet landed):
   /// the run stopped too soon to tell; not a violation.
   Lines in_flight;
+  /// Buffered (line_buffered) by a process still alive when the trace ends, and not yet stored:
+  /// the run stopped before that buffer's flush; not a violation.
+  Lines buffered;
   /// Emitted and then neither stored, dead-lettered, lost nor in flight: taken by a live stage
   /// that never passed it on, or still in a live mailbox at the end. A violation.
   Lines unaccounted;
@@ -77,7 +93,8 @@ struct Conservation {
 Conservation check_conservation(const EventLog& events);
 
 /// One line for a report: "1200 emitted: 1100 stored, 80 dead-lettered, 20 lost: crashed 19 (seq
-/// 17, 40, ...), no_receiver 1 (seq 52)", then what is in flight and each violation with its seqs.
+/// 17, 40, ...), no_receiver 1 (seq 52)", then what is in flight or still in a buffer at the
+/// end, and each violation with its seqs.
 std::string describe(const Conservation& c);
 
 }  // namespace lic::properties

@@ -3,6 +3,7 @@
 #include <cassert>
 #include <charconv>
 #include <utility>
+#include <vector>
 
 #include "properties/conservation.hpp"
 #include "scenarios/behaviours/table.hpp"
@@ -18,6 +19,7 @@ const Atom kLine("line");    // Reader -> Parser: Line
 const Atom kEvent("event");  // Parser -> Validator: Event
 const Atom kBad("bad");      // Parser -> DeadLetter: Bad
 const Atom kStore("store");  // Validator -> DB.Sink: Event
+const Atom kFlush("flush");  // DB.Sink -> itself: the flush timer (the buffer's generation)
 const Atom kCrashed("crashed");
 
 struct Line {
@@ -147,14 +149,46 @@ class Validator final : public Stage {
   ValidatorConfig c_;
 };
 
+/// Seed 000's DB.Sink with its buffer: lines wait in the state (line_buffered) until a flush
+/// stores them (line_stored), `batch` at a time or `flush_every` after the first of them came.
 class Sink final : public Stage {
  public:
-  explicit Sink(SinkConfig c) : Stage(c.name, kStore) {}
+  explicit Sink(DbSinkConfig c) : Stage(c.name, kStore), c_(c) {}
+
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag != kFlush || m.from != ctx.self()) {
+      Stage::handle_info(ctx, m);
+      return;
+    }
+    const std::uint64_t* gen = m.get<std::uint64_t>();
+    if (gen != nullptr && *gen == generation_) flush(ctx);  // else a timer of a buffer already flushed
+  }
 
  private:
   void handle(Context& ctx, const Message& m) override {
-    if (const Event* e = m.get<Event>()) ctx.emit(line::kStored, {{line::kSeq, e->seq}});
+    const Event* e = m.get<Event>();
+    if (e == nullptr) return;
+    ctx.emit(line::kBuffered, {{line::kSeq, e->seq}});
+    buffer_.push_back(e->seq);
+    if (static_cast<std::int64_t>(buffer_.size()) >= c_.batch) {
+      flush(ctx);
+    } else if (buffer_.size() == 1) {
+      timer_ = ctx.send_after(c_.flush_every, ctx.self(), kFlush, generation_);
+    }
   }
+
+  void flush(Context& ctx) {
+    for (const std::int64_t seq : buffer_) ctx.emit(line::kStored, {{line::kSeq, seq}});
+    buffer_.clear();
+    ++generation_;
+    if (timer_) ctx.cancel_timer(timer_);
+    timer_ = Ref{};
+  }
+
+  DbSinkConfig c_;
+  std::vector<std::int64_t> buffer_;  // seqs, oldest first
+  std::uint64_t generation_ = 0;      // flushes so far: names the buffer a timer was set for
+  Ref timer_;
 };
 
 class DeadLetter final : public Stage {
@@ -205,7 +239,7 @@ std::unique_ptr<Behaviour> parser(const ParserConfig& c) { return std::make_uniq
 std::unique_ptr<Behaviour> validator(const ValidatorConfig& c) {
   return std::make_unique<Validator>(c);
 }
-std::unique_ptr<Behaviour> sink(const SinkConfig& c) { return std::make_unique<Sink>(c); }
+std::unique_ptr<Behaviour> sink(const DbSinkConfig& c) { return std::make_unique<Sink>(c); }
 std::unique_ptr<Behaviour> dead_letter(const SinkConfig& c) {
   return std::make_unique<DeadLetter>(c);
 }
@@ -244,7 +278,8 @@ BehaviourFactory build_validator(Args& a) {
 }
 
 BehaviourFactory build_sink(Args& a) {
-  const pipeline::SinkConfig c{a.atom("name")};
+  const pipeline::DbSinkConfig c{a.atom("name"), a.integer("batch"), a.positive("flush_every")};
+  if (c.batch < 1) a.invalid("batch", "must be 1 or more");
   return [c](const std::string&) { return pipeline::sink(c); };
 }
 
@@ -276,7 +311,13 @@ std::vector<BehaviourInfo> pipeline_behaviours() {
                       "sends the rest to `to`",
                       {name_arg("Input.Validator"), {"to", "string", "DB.Sink", "where valid events go"}},
                       build_validator});
-  r.push_back(BehaviourInfo{"pipeline.sink", "seed 000's DB.Sink: stores events (line_stored)", {name_arg("DB.Sink")},
+  r.push_back(BehaviourInfo{"pipeline.sink",
+                      "seed 000's DB.Sink: buffers events in its state (line_buffered) and stores them at a flush "
+                      "(line_stored), every `batch` events or `flush_every` after the first one waiting; a crash loses "
+                      "the buffer (sink_buffer)",
+                      {name_arg("DB.Sink"),
+                       {"batch", "int", "100", "flush when this many are buffered (1 or more; 1: store each at once)"},
+                       {"flush_every", "duration", "200ms", "flush when the oldest buffered event is this old (more than 0)"}},
                       build_sink});
   r.push_back(BehaviourInfo{"pipeline.dead_letter", "seed 000's DeadLetter.Sink: collects unparsable lines (line_dead_lettered)",
                       {name_arg("DeadLetter.Sink")}, build_dead_letter});

@@ -12,6 +12,13 @@
 // protocol of properties/conservation.hpp, so conservation is computed from the trace alone:
 // a Validator crash loses the line that crashed it (line_lost, why crashed), lines left in a
 // dying stage's mailbox and lines sent to a missing stage are kernel drops.
+//
+// DB.Sink keeps a buffer in its state, as seed 000's does (it only prepends each event to a
+// list, where a real one would batch-insert): a line it takes is traced line_buffered, and only
+// the flush traces line_stored. It flushes when the buffer holds `batch` lines or when its
+// oldest line has waited `flush_every`, whichever comes first; a flush is instantaneous. A sink
+// that ends (crash, kill, shutdown) with lines in its buffer loses them, and conservation names
+// them `sink_buffer`.
 
 #include <cstdint>
 #include <memory>
@@ -46,9 +53,17 @@ struct ValidatorConfig {
   Atom to{"DB.Sink"};
 };
 
-/// DB.Sink and DeadLetter: they register `name` and collect.
+/// DeadLetter: it registers `name` and collects.
 struct SinkConfig {
   Atom name;
+};
+
+/// DB.Sink: it registers `name`, buffers, and flushes. The defaults are seed 002's batch sink
+/// (100 items, 200 ms); seed 000's sink gives neither.
+struct DbSinkConfig {
+  Atom name{"DB.Sink"};
+  std::int64_t batch = 100;                     ///< flush when the buffer holds this many (1 or more)
+  Duration flush_every = kMillisecond * 200;  ///< flush when the oldest buffered line is this old
 };
 
 /// Why the mix cannot be drawn exactly ("" when it can): negative + unparsable over 100 %, or
@@ -62,7 +77,7 @@ Atom parse_line(const std::string& text, std::string& key, std::int64_t& value);
 std::unique_ptr<Behaviour> reader(const ReaderConfig& c);
 std::unique_ptr<Behaviour> parser(const ParserConfig& c);
 std::unique_ptr<Behaviour> validator(const ValidatorConfig& c);
-std::unique_ptr<Behaviour> sink(const SinkConfig& c);
+std::unique_ptr<Behaviour> sink(const DbSinkConfig& c);
 std::unique_ptr<Behaviour> dead_letter(const SinkConfig& c);
 
 }  // namespace lic::scenarios::pipeline

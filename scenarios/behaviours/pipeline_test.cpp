@@ -28,11 +28,14 @@ Time at(Duration d) { return Time{} + d; }
 /// Seed 000's tree: Root(one_for_one, 3 in 5 s) -> [sink(one_for_one) -> [db_sink,
 /// dead_letter], input(rest_for_one) -> [reader, parser, validator]], the reader with `args`.
 /// `input_intensity` lets a test keep the input supervisor from giving up.
+/// `sink_args` go to DB.Sink (batch, flush_every).
 SupervisorSpec seed_tree(std::vector<std::pair<std::string, ArgValue>> reader_args,
-                         std::uint32_t input_intensity = 3) {
+                         std::uint32_t input_intensity = 3,
+                         std::vector<std::pair<std::string, ArgValue>> sink_args = {}) {
   SupervisorSpec sink;
   sink.flags = supervision::SupFlags::elixir();
-  sink.children = {child("db_sink", ref("pipeline.sink")), child("dead_letter", ref("pipeline.dead_letter"))};
+  sink.children = {child("db_sink", ref("pipeline.sink", std::move(sink_args))),
+                   child("dead_letter", ref("pipeline.dead_letter"))};
   SupervisorSpec input;
   input.flags = supervision::SupFlags::elixir();
   input.flags.strategy = Strategy::rest_for_one;
@@ -69,7 +72,8 @@ TEST_CASE("pipeline: with no faults every valid line is stored and every unparsa
   CHECK(c.ok);
   CHECK(c.emitted.count == 200);  // a line every 50 ms from 50 ms to 10 s
   CHECK(c.emitted.seqs.front() == first_seq(sim) + 1);
-  CHECK(c.stored.count + c.dead_lettered.count == 200);
+  CHECK(c.stored.count + c.dead_lettered.count + c.buffered.count == 200);
+  CHECK(c.buffered.count <= 4);  // what came since the last flush (every 200 ms)
   CHECK(c.dead_lettered.count > 5);
   CHECK(c.dead_lettered.count < 40);
   CHECK(c.lost.empty());
@@ -97,7 +101,7 @@ TEST_CASE("pipeline: a validator crash loses the line that crashed it - rest_for
   REQUIRE(c.lost.count("crashed") == 1);
   CHECK(c.lost.at("crashed").count == crashes);
   CHECK(c.lost.size() == 1);  // nothing else was lost: the validator is back before the next line
-  CHECK(c.stored.count + c.dead_lettered.count + crashes == c.emitted.count);
+  CHECK(c.stored.count + c.dead_lettered.count + c.buffered.count + crashes == c.emitted.count);
   CHECK(sim.whereis(Atom("Input.Reader")) == reader);
   CHECK(sim.whereis(Atom("Input.Parser")) == parser);
 }
@@ -116,7 +120,7 @@ TEST_CASE("pipeline: lines sent while the validator is restarting slowly are los
   REQUIRE(c.lost.count("no_receiver") == 1);
   const std::int64_t first = first_seq(sim);
   CHECK(c.lost.at("no_receiver").seqs == std::vector<std::int64_t>{first + 21, first + 22});
-  CHECK(c.stored.count == c.emitted.count - 2);
+  CHECK(c.stored.count + c.buffered.count == c.emitted.count - 2);
 }
 
 TEST_CASE("pipeline: a line waiting in the validator's mailbox when it dies is lost there (dead_mailbox)", "[pipeline][conservation]") {
@@ -180,6 +184,43 @@ TEST_CASE("pipeline: validator crashes faster than 3 in 5 s escalate through inp
   CHECK(c.ok);
   CHECK(c.lost.count("crashed") == 1);
   CHECK(c.emitted.count == c.stored.count + c.lost_count());
+}
+
+TEST_CASE("pipeline: DB.Sink stores at its flushes - a crash with lines in its buffer loses them as sink_buffer", "[pipeline][conservation][buffer]") {
+  Simulation sim;
+  spawn_root(sim, seed_tree({}));
+  sim.run_until(at(1_s) + 10_ms);
+  // A line every 50 ms from 50 ms; the first buffered line of a batch sets a 200 ms timer: the
+  // flushes fall at 250, 450, 650, 850 and 1050 ms, and each takes the line of its own instant
+  // after it. At 1.01 s the buffer holds the lines of 850, 900, 950 and 1000 ms.
+  const std::int64_t first = first_seq(sim);
+  Conservation c = check_conservation(sim.trace().events());
+  INFO(properties::describe(c));
+  CHECK(c.ok);
+  CHECK(c.stored.count == 16);
+  CHECK(c.buffered.seqs == std::vector<std::int64_t>{first + 17, first + 18, first + 19, first + 20});
+  const Pid sink = sim.whereis(Atom("DB.Sink"));
+  sim.crash(sink, Reason::error(Atom("db_down")));
+  sim.run_until(at(2_s));
+  c = check_conservation(sim.trace().events());
+  CHECK(c.ok);
+  REQUIRE(c.lost.size() == 1);  // nothing else: the sink is back before the next line
+  CHECK(c.lost.at("sink_buffer").seqs == std::vector<std::int64_t>{first + 17, first + 18, first + 19, first + 20});
+  CHECK(c.stored.count + c.buffered.count + 4 == c.emitted.count);
+  CHECK(sim.whereis(Atom("DB.Sink")) != sink);
+}
+
+TEST_CASE("pipeline: DB.Sink flushes a full batch at once - batch 1 stores each line as it comes", "[pipeline][buffer]") {
+  for (const std::int64_t batch : {1, 3}) {
+    Simulation sim;
+    spawn_root(sim, seed_tree({}, 3, {arg("batch", std::to_string(batch)), arg("flush_every", "10s")}));
+    sim.run_until(at(1_s) + 10_ms);  // 20 lines
+    const Conservation c = check_conservation(sim.trace().events());
+    INFO(properties::describe(c));
+    CHECK(c.ok);
+    CHECK(c.stored.count == static_cast<std::size_t>(20 / batch * batch));
+    CHECK(c.buffered.count == static_cast<std::size_t>(20 % batch));
+  }
 }
 
 TEST_CASE("pipeline: the same seed gives the same trace - another seed another one", "[pipeline]") {

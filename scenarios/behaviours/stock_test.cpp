@@ -297,7 +297,12 @@ TEST_CASE("unknown argument: at the argument with a suggestion and the arguments
                         "takes shutdown_delay, init, init_delay)");
   e = errors_of(ref("pipeline.sink", {arg("interval", "1s", 2, 2)}));
   REQUIRE(e.size() == 1);
-  CHECK(e[0].message == "unknown argument 'interval' for 'pipeline.sink' (it takes name)");
+  CHECK(e[0].message == "unknown argument 'interval' for 'pipeline.sink' (it takes name, batch, flush_every)");
+  e = errors_of(ref("pipeline.sink", {arg("batch", "0", 3, 9)}));
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].mark.line == 3);
+  CHECK(e[0].mark.col == 9);
+  CHECK(e[0].message.find("must be 1 or more") != std::string::npos);
 }
 
 TEST_CASE("bad values: the parser's message at the value - durations ratios ints reasons and init results", "[catalogue][errors]") {

@@ -227,8 +227,8 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
 
 /// The loss words conservation knows: the pipeline's and the ingest server's.
 const std::vector<std::string>& loss_reasons() {
-  static const std::vector<std::string> all{"crashed", "no_receiver", "dead_mailbox", "network",  "cancelled",
-                                            "sigkill", "panic",       "dlq_full",     "exited"};
+  static const std::vector<std::string> all{"crashed", "no_receiver", "dead_mailbox", "network", "sink_buffer",
+                                            "cancelled", "sigkill", "panic", "dlq_full", "exited"};
   return all;
 }
 
@@ -359,7 +359,7 @@ std::vector<CheckInfo> builtin_checks() {
                   "in the DLQ or lost); with max_lost or allow_lost, losses beyond the bound fail it",
                   {{"max_lost", "int", "", "at most this many lost (beyond those allow_lost allows)", true},
                    {"allow_lost", "list", "", "loss reasons that do not count: crashed, no_receiver, dead_mailbox, network, "
-                                              "cancelled, sigkill, panic, dlq_full, exited", true}},
+                                              "sink_buffer, cancelled, sigkill, panic, dlq_full, exited", true}},
                   conservation});
   r.push_back(CheckInfo{"drained", "a task stopped with SIGTERM (stop_task) exited by itself, cleanly (its main returned), "
                                    "within `within` when given, never killed",
