@@ -67,6 +67,7 @@ class Checker {
   explicit Checker(Conservation& out) : out_(out) {}
 
   void on(const TraceEvent& e) {
+    current_ = &e;
     switch (e.kind) {
       case EventKind::spawn: node_[e.pid] = e.node; break;
       case EventKind::system: on_system(e); break;
@@ -93,7 +94,11 @@ class Checker {
  private:
   LineState& state(std::int64_t seq) {
     auto [it, fresh] = index_.try_emplace(seq, lines_.size());
-    if (fresh) lines_.push_back(LineState{seq});
+    if (fresh) {
+      LineState s;
+      s.seq = seq;
+      lines_.push_back(s);
+    }
     return lines_[it->second];
   }
 
@@ -115,7 +120,7 @@ class Checker {
     } else if (e.name == line::kDeadLettered) {
       account(*seq, out_.dead_lettered);
     } else if (e.name == line::kLost) {
-      account(*seq, out_.lost[why_of(e)]);
+      lose(*seq, why_of(e));
     }
   }
 
@@ -144,9 +149,15 @@ class Checker {
     auto it = held_.find(pid);
     if (it == held_.end()) return;
     for (const std::int64_t seq : it->second) {
-      if (state(seq).holder == pid) account(seq, out_.lost["sink_buffer"]);
+      if (state(seq).holder == pid) lose(seq, "sink_buffer");
     }
     held_.erase(it);
+  }
+
+  /// The line is lost, by the event being read.
+  void lose(std::int64_t seq, const std::string& why) {
+    account(seq, out_.lost[why]);
+    out_.losses.push_back({current_->seq, current_->time, seq, why});
   }
 
   void account(std::int64_t seq, Lines& where) {
@@ -188,15 +199,16 @@ class Checker {
       // The send itself failed (no such receiver, a partition, a lost path): the drop stands
       // where the send would have.
       const std::optional<std::int64_t> seq = take_pending(e.other);
-      if (seq) account(*seq, out_.lost[why_dropped(e.reason)]);
+      if (seq) lose(*seq, why_dropped(e.reason));
       return;
     }
     const std::int64_t seq = it->second;
     const bool landed = state(seq).landed;
-    account(seq, out_.lost[landed ? "dead_mailbox" : why_dropped(e.reason)]);
+    lose(seq, landed ? "dead_mailbox" : why_dropped(e.reason));
   }
 
   Conservation& out_;
+  const TraceEvent* current_ = nullptr;           // the event being read
   std::vector<LineState> lines_;                  // in order of first mention
   std::map<std::int64_t, std::size_t> index_;     // seq -> lines_ index
   std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries

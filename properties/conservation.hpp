@@ -65,11 +65,22 @@ struct Lines {
 ///   `network`       lost by a path, blocked by a partition, or in flight when contact was lost;
 ///   `sink_buffer`   in the buffer of the process that traced line_buffered when it ended
 ///                   (the sink crashed, was killed or shut down before flushing it).
+/// One line lost: the trace event that lost it (its index in the trace, its `seq` in
+/// trace.jsonl), when, which line and why.
+struct LineLoss {
+  std::uint64_t event = 0;
+  Time at{};
+  std::int64_t seq = 0;
+  std::string why;
+};
+
 struct Conservation {
   Lines emitted;
   Lines stored;
   Lines dead_lettered;
   std::map<std::string, Lines> lost;
+  /// Every loss in trace order (what `lost` counts), with the event that lost it.
+  std::vector<LineLoss> losses;
   /// Still crossing the network when the trace ends (sent to another node, not yet landed):
   /// the run stopped too soon to tell; not a violation.
   Lines in_flight;

@@ -117,7 +117,8 @@ void add_line_losses(const EventLog& events, const properties::Conservation& c, 
     if (top != by_holder.end()) b.edge(b.node(top->first, "stage"), lost, l.count);
   }
   const std::pair<const char*, const properties::Lines*> odd[] = {
-      {"in flight at the end", &c.in_flight}, {"unaccounted (a violation)", &c.unaccounted},
+      {"in flight at the end", &c.in_flight}, {"in a live buffer at the end", &c.buffered},
+      {"unaccounted (a violation)", &c.unaccounted},
       {"accounted twice (a violation)", &c.duplicated}, {"never emitted (a violation)", &c.unknown}};
   for (const auto& [why, l] : odd)
     if (l->count > 0) b.flow().losses.push_back({"", why, l->count, seq_list(*l)});

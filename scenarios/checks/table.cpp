@@ -204,7 +204,17 @@ Verdict pipeline_conservation(const EventLog& events, const LossBound& bound) {
   const bool within = !bound.max || beyond <= *bound.max;
   std::string d = properties::describe(k);
   if (!within) d = fmt::format("{} lines lost beyond the bound (at most {}): {}", beyond, *bound.max, d);
-  return {k.ok && within, d};
+  Verdict v{k.ok && within, d};
+  if (within) return v;
+  // The loss that went past the bound: the (max + 1)-th that the bound does not allow.
+  std::int64_t n = 0;
+  for (const properties::LineLoss& l : k.losses) {
+    if (bound.allows(l.why) || ++n <= *bound.max) continue;
+    v.witness = witness_at(events[l.event], {std::string(events[l.event].label.name.text())},
+                           fmt::format("line {} lost ({}): loss {} of at most {}", l.seq, l.why, n, *bound.max));
+    break;
+  }
+  return v;
 }
 
 /// The ingest server's events (seed 004): every loss beyond the bound named, batch, where, why.
@@ -222,7 +232,16 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   if (!within)
     d = fmt::format("{} event{} lost beyond the bound (at most {}): {}; {}", beyond, beyond == 1 ? "" : "s", *bound.max,
                     join(named), d);
-  return {k.ok() && k.accepted > 0 && within, d};
+  Verdict v{k.ok() && k.accepted > 0 && within, d};
+  if (within) return v;
+  // The batch whose loss went past the bound, at the instant it was lost.
+  std::int64_t n = 0;
+  for (const properties::LostEvents& l : k.lost) {
+    if (bound.allows(l.why) || (n += l.events) <= *bound.max) continue;
+    if (const TraceEvent* e = first_at(events, l.at)) v.witness = witness_at(*e, {l.where}, properties::describe(l));
+    break;
+  }
+  return v;
 }
 
 /// The loss words conservation knows: the pipeline's and the ingest server's.
@@ -255,6 +274,7 @@ CheckJudge conservation(Args& a) {
                                 ingest ? ingest_conservation(*in.events, bound) : Verdict{true, ""}}) {
       v.passed = v.passed && part.passed;
       if (!part.detail.empty()) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;
+      if (!v.witness && part.witness) v.witness = part.witness;
     }
     return v;
   };

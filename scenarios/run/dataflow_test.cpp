@@ -93,3 +93,25 @@ TEST_CASE("data flow: a run without conservation has none and its page no such s
   CHECK(reports::flow_of(r.sim->trace().events()).empty());
   CHECK(reports::dataflow_html(reports::flow_of(r.sim->trace().events())).empty());
 }
+
+TEST_CASE("witness: conservation names the event that lost the first line past the bound", "[dataflow][witness]") {
+  const RunResult r = run_file("bugs/pipeline_remote_sink_lossy_link.yaml");
+  const EventLog& events = r.sim->trace().events();
+  const properties::Conservation c = properties::check_conservation(events);
+  REQUIRE(c.losses.size() == c.lost_count());  // every loss, with its event
+  for (const properties::LineLoss& l : c.losses) CHECK(events[l.event].time == l.at);
+  const CheckResult& k = check_named(r, "conservation");
+  REQUIRE_FALSE(k.passed);
+  REQUIRE(k.witness);
+  const TraceEvent& e = events[k.witness->event];
+  CHECK(e.kind == EventKind::drop);  // the lossy link dropped the message carrying it
+  CHECK(k.witness->event == c.losses.front().event);
+  CHECK(k.witness->why == "line " + std::to_string(c.losses.front().seq) + " lost (network): loss 1 of at most 0");
+
+  const RunResult ingest = run_file("bugs/ingest_upload_timeout_past_grace.yaml");
+  const CheckResult& ki = check_named(ingest, "conservation");
+  REQUIRE_FALSE(ki.passed);
+  REQUIRE(ki.witness);
+  CHECK(ki.witness->t_ns == (Time{} + kSecond * 90).ns);  // the SIGKILL
+  CHECK(ki.witness->why.find("sigkill at t=90s") != std::string::npos);
+}
