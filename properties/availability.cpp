@@ -90,6 +90,30 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
   return clip(up, from, to);
 }
 
+std::map<Atom, Intervals> up_intervals_by_path(const EventLog& events, Time from, Time to) {
+  using supervision::events::kChildStarted;
+  std::map<Atom, Intervals> by_path;
+  std::vector<Atom> label;     // by pid number: pids are dense per simulation
+  std::map<Pid, Time> since;   // live supervised processes past init
+  for (const TraceEvent& e : events) {
+    if (e.kind == EventKind::spawn) {
+      if (label.size() <= e.pid.id) label.resize(e.pid.id + 1);
+      label[e.pid.id] = e.label.name;
+    } else if (e.kind == EventKind::system && e.name == kChildStarted) {
+      if (const Pid* p = e.field<Pid>(keys::kPid)) since.emplace(*p, e.time);
+    } else if (e.kind == EventKind::exit && !e.label.name.empty()) {
+      auto it = since.find(e.pid);
+      if (it == since.end()) continue;
+      by_path[e.label.name].push_back({it->second, e.time});
+      since.erase(it);
+    }
+  }
+  for (const auto& [pid, t] : since)
+    if (pid.id < label.size() && !label[pid.id].empty()) by_path[label[pid.id]].push_back({t, to});
+  for (auto& [path, up] : by_path) up = clip(up, from, to);
+  return by_path;
+}
+
 namespace {
 
 const Atom kRunning("running");

@@ -5,6 +5,7 @@
 // Pure functions of the trace; the CLI and the property tests use the same ones.
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ Duration total(const Intervals& in);
 /// When the process at `path` (a supervised child: its label's name) was up in [from, to): from
 /// its supervisor's `child_started` (init done) to its exit.
 Intervals up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
+
+/// up_intervals() of every path at once, in one pass (a report draws thousands of lanes): each
+/// path with a supervised process, by its label.
+std::map<Atom, Intervals> up_intervals_by_path(const EventLog& events, Time from, Time to);
 
 /// When the lifecycle service at `path` (its supervisor's label + "/" + its name) was up in
 /// [from, to): while its `service_state` says running, until it leaves running or its

@@ -113,7 +113,9 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
     out += "<h2>Tree</h2>\n";
     const std::string render = "<a href=\"tree.dot\">tree.dot</a> is there to render "
                                "(<code>dot -Tsvg tree.dot -o tree.svg</code>).</p>\n";
-    if (svg.written) {
+    if (!svg.skipped.empty()) {
+      out += "<p class=\"note\">tree.svg was not drawn: " + xml_escape(svg.skipped) + ". " + render;
+    } else if (svg.written) {
       out += "<p><a href=\"tree.svg\"><img src=\"tree.svg\" alt=\"the supervision tree\"></a></p>\n";
     } else if (svg.problem.empty()) {
       out += "<p class=\"note\">Graphviz <code>dot</code> was not found on PATH: " + render;

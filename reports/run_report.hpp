@@ -132,7 +132,13 @@ std::string junit_xml(const RunReport& r);
 struct TreeSvg {
   bool written = false;
   std::string problem{};
+  /// Not empty: dot was not run, and why (a tree too large for Graphviz to lay out quickly).
+  std::string skipped{};
 };
+
+/// Trees with more nodes than this are not drawn with Graphviz (`dot` takes tens of seconds on
+/// a few thousand nodes; tree.dot is still written).
+inline constexpr std::size_t kDotNodesMax = 2000;
 
 /// index.html: the verdict table and links to the other files.
 std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg);

@@ -2,6 +2,8 @@
 // tree.svg by running Graphviz's `dot` on the written tree.dot when `dot` is on PATH. index.html
 // goes last and links only what was written.
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -185,7 +187,15 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
   }
   write(which.tree, written.tree, "tree.dot", [&r] { return tree_dot(r); });
   TreeSvg svg;
-  if (written.tree) {
+  std::size_t nodes = 0;
+  const auto count = [&nodes](const ShapeNode& n, const auto& self) -> void {
+    ++nodes;
+    for (const ShapeNode& c : n.children) self(c, self);
+  };
+  for (const ShapeNode& t : r.trees) count(t, count);
+  if (written.tree && nodes > kDotNodesMax) {
+    svg.skipped = fmt::format("the tree has {} nodes, more than the {} Graphviz lays out in seconds", nodes, kDotNodesMax);
+  } else if (written.tree) {
     if (const auto dot = find_on_path("dot")) {
       svg.problem = render_svg(*dot, dir / "tree.dot", dir / "tree.svg");
       svg.written = svg.problem.empty();

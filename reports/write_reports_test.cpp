@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -248,4 +249,17 @@ TEST_CASE("a directory that cannot be made is one error naming it", "[reports][w
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].find("cannot create") != std::string::npos);
   CHECK(errors[0].find("file/out") != std::string::npos);
+}
+
+TEST_CASE("rule: a tree too large for Graphviz to lay out quickly gets tree.dot and a note and no tree.svg", "[reports][write]") {
+  const auto run = testing::wide_run(kDotNodesMax, 0, 1_s);  // the root and its children: one node too many
+  ScratchDir dir("wide");
+  REQUIRE(write_reports(run.report, dir.path() / "out").empty());
+  const auto files = files_in(dir.path() / "out");
+  CHECK(files.count("tree.dot") == 1);
+  CHECK(files.count("tree.svg") == 0);
+  CHECK(files.at("index.html").find(fmt::format("tree.svg was not drawn: the tree has {} nodes, more than the {}", kDotNodesMax + 1,
+                                                kDotNodesMax)) != std::string::npos);
+  // Every lane is still drawn: the timeline's data holds each child.
+  CHECK(testing::count(files.at("index.html"), "\"p\":\"/root/w") == kDotNodesMax);
 }
