@@ -45,6 +45,7 @@ std::string counts_term(const supervision::ChildCounts& c) {
 std::string reply_term(const Simulation& sim, Step::Op op, const supervision::ManagementReply& r) {
   if (!r.ok) {
     if (r.error == Reason::other(Atom("already_started"))) return "{error,{already_started," + pid_term(sim, r.pid) + "}}";
+    if (!r.failed_child.empty()) return "{error,{" + to_string(r.error) + ",{child," + r.failed_child + "}}}";
     return "{error," + to_string(r.error) + "}";
   }
   if (op == Step::Op::start_child || op == Step::Op::restart_child) return "{ok," + pid_term(sim, r.pid) + "}";
