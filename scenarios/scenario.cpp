@@ -62,9 +62,9 @@ bool Scenario::operator==(const Scenario& o) const {
 std::string Scenario::default_node() const { return nodes.empty() ? "node0" : nodes.front().name; }
 
 namespace {
-constexpr std::array<std::string_view, 10> kOps = {"crash",         "kill",         "exit",           "stop",
+constexpr std::array<std::string_view, 11> kOps = {"crash",         "kill",         "exit",           "stop",
                                                    "start_child",   "terminate_child", "restart_child", "delete_child",
-                                                   "which_children", "stop_task"};
+                                                   "which_children", "stop_task",     "count_children"};
 }  // namespace
 
 std::string_view to_string(Step::Op op) { return kOps[static_cast<std::size_t>(op)]; }

@@ -100,6 +100,7 @@ struct Step {
     delete_child,
     which_children,   ///< traced as a `which_children` event listing the children
     stop_task,        ///< the target is a node: SIGTERM now, SIGKILL after `grace` if it still runs
+    count_children,   ///< traced as a `count_children` event with the supervisor's counts
   };
   Time at{};
   Op op = Op::crash;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/simulation.hpp"
+#include "sim/trace_keys.hpp"
 #include "supervision/registry.hpp"
 #include "supervision/stock_worker.hpp"
 #include "supervision/supervisor.hpp"
@@ -220,7 +221,15 @@ TEST_CASE("simple_one_for_one - children stop in parallel under one timer") {
       CHECK(e->time == asked + (stall ? 2_s : 1_s));
       CHECK(e->reason == (stall ? Reason::killed() : Reason::shutdown()));
     }
-    CHECK(system_events(sim, "shutdown_error").size() == (stall ? 3u : 0u));
+    // OTP 25 logs one shutdown_error per distinct reason for the whole parallel shutdown (here
+    // all three were killed: one report), after the last child ended (the recording of
+    // conformance/otp/cases/sofo_parallel_shutdown_reports shows it).
+    const auto errors = system_events(sim, "shutdown_error");
+    REQUIRE(errors.size() == (stall ? 1u : 0u));
+    if (stall) {
+      CHECK(errors[0]->text(keys::kReason) == "killed");
+      CHECK(errors[0]->time == asked + 2_s);
+    }
   }
 }
 

@@ -61,7 +61,11 @@ void StockWorker::on_tick(Context& ctx) {
 }
 
 void StockWorker::terminate(Context& ctx, const Reason& r) {
-  if (crashing_ || r != Reason::shutdown()) return;  // only a requested stop is slow
+  // A trapping gen_server runs terminate for any exit signal from its parent, as OTP's does:
+  // shutdown, another reason its supervisor ended with, or an orphan's `killed` (its parent was
+  // killed). Only its own crash is not slow.
+  (void)r;
+  if (crashing_) return;
   if (config_.stop == StopStyle::delay && config_.stop_delay > Duration::zero()) ctx.sleep(config_.stop_delay);
   if (config_.stop == StopStyle::stall) ctx.receive([](const Message&) { return false; });
 }

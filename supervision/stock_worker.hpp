@@ -23,9 +23,10 @@ extern const Atom kCrash;
 /// (`tick {n}`, n counting from 1 in each incarnation).
 extern const Atom kTick;
 
-/// How a worker stops when its supervisor asks (`shutdown`): at once (it does not trap exits),
-/// after a delay (terminate takes it), or never (terminate blocks until the worker is killed).
-/// A crash is always immediate.
+/// How a worker stops for an exit signal from its parent (`shutdown`, any other reason, or an
+/// orphan's `killed`): at once (it does not trap exits), after a delay (terminate takes it, as
+/// a trapping gen_server's terminate runs for any reason from its parent), or never (terminate
+/// blocks until the worker is killed). Its own crash is always immediate.
 enum class StopStyle : std::uint8_t { prompt, delay, stall };
 
 /// A crash a worker plans for itself at the end of each successful init: `time` later (after),

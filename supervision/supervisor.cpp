@@ -1,6 +1,8 @@
 #include "sim/trace_keys.hpp"
 #include "supervision/supervisor.hpp"
 
+#include <algorithm>
+
 #include "supervision/call_reply.hpp"
 
 #include "supervision/restart_strategy.hpp"
@@ -203,8 +205,17 @@ void Supervisor::shut_down_dynamic(Context& ctx) {
     Time deadline;  // Time::max(): infinity, or already killed
   };
   std::vector<Waiting> waiting;
+  // OTP 25 (terminate_dynamic_children) logs one shutdown_error per distinct reason, once the
+  // whole parallel shutdown is over, in term order: the first child that ended so stands for all.
+  std::vector<std::pair<std::string, std::size_t>> errors;
+  std::vector<Pid> error_pids;
   auto finish = [&](std::size_t i, const Reason& got) {
-    if (!shutdown_fine(slots_[i].child.spec, got)) report(ctx, events::kShutdownError, i, &got);
+    const std::string why = to_string(got);
+    const bool known = std::any_of(errors.begin(), errors.end(), [&why](const auto& e) { return e.first == why; });
+    if (!shutdown_fine(slots_[i].child.spec, got) && !known) {
+      errors.emplace_back(why, error_pids.size());
+      error_pids.push_back(slots_[i].pid);
+    }
     slots_[i].pid = Pid{};
     slots_[i].removed = true;
   };
@@ -253,6 +264,16 @@ void Supervisor::shut_down_dynamic(Context& ctx) {
       waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(k));
       break;
     }
+  }
+  // Erlang's term order for the reasons we have: atoms before tuples, then by text.
+  std::sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) {
+    const bool ta = !a.first.empty() && a.first.front() == '{';
+    const bool tb = !b.first.empty() && b.first.front() == '{';
+    return ta != tb ? tb : a.first < b.first;
+  });
+  const std::string id = template_ ? template_->spec.id : std::string("undefined");
+  for (const auto& [why, k] : errors) {
+    ctx.emit(events::kShutdownError, {{keys::kId, Atom(id)}, {keys::kPid, error_pids[k]}, {keys::kReason, Atom(why)}});
   }
 }
 
@@ -435,7 +456,15 @@ std::vector<ChildInfo> Supervisor::children() const {
     }
   };
   if (dynamic()) {
-    for (const Slot& s : slots_) row(s);  // start order: OTP lists a dynamic supervisor's by pid
+    // By pid, oldest first, as OTP 25 lists a dynamic supervisor's children (its map of pids):
+    // a restarted child has a new, higher pid and moves after the others. A child waiting for a
+    // restart retry stands at its last pid.
+    std::vector<const Slot*> by_pid;
+    for (const Slot& s : slots_) by_pid.push_back(&s);
+    std::stable_sort(by_pid.begin(), by_pid.end(), [](const Slot* a, const Slot* b) {
+      return (a->pid ? a->pid : a->last) < (b->pid ? b->pid : b->last);
+    });
+    for (const Slot* s : by_pid) row(*s);
   } else {
     // Newest first: start_child appends to the start order, which_children lists it first.
     for (std::size_t i = slots_.size(); i-- > 0;) row(slots_[i]);
@@ -485,6 +514,8 @@ ManagementReply Supervisor::start_new(Context& ctx, Child child) {
     case Started::error:  // no retry; the spec is not added
       slots_[i].removed = true;
       r.error = error;
+      // OTP wraps a static start_child's failure with the child: {error, {Reason, Child}}.
+      if (!dynamic()) r.failed_child = slots_[i].child.spec.id;
       break;
   }
   return r;

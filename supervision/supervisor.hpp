@@ -73,6 +73,9 @@ struct ManagementReply {
   Reason error;
   std::vector<ChildInfo> children;
   ChildCounts counts;
+  /// A static start_child that failed: the child's id. OTP answers {error, {Reason, Child}}
+  /// there (Child: its #child{} record), where every other failure is {error, Reason}.
+  std::string failed_child;
 };
 
 class Supervisor final : public Behaviour {

@@ -3,9 +3,11 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--no-build]
 #
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
+# --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
+# the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -17,6 +19,7 @@ werror=OFF
 compiler=gcc
 do_build=1
 fuzz=OFF
+otp=0
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -27,7 +30,8 @@ while [ $# -gt 0 ]; do
     --compiler) compiler="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --fuzz) fuzz=ON; compiler=clang; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --otp) otp=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,6 +46,7 @@ packages=(
 )
 [ "$compiler" = clang ] && packages+=(clang)
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
+[ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
 
 missing=()
 for p in "${packages[@]}"; do
@@ -78,6 +83,7 @@ fi
 
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
 [ "$fuzz" = ON ] && cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
+if [ "$otp" = 1 ]; then cmake_args+=(-DLETITCRASH_OTP_LIVE=ON); else cmake_args+=(-DLETITCRASH_OTP_LIVE=OFF); fi
 if [ "$compiler" = clang ]; then
   cmake_args+=(-DCMAKE_CXX_COMPILER=clang++)
 elif [ "$compiler" != gcc ]; then

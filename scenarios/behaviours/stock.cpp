@@ -84,7 +84,7 @@ std::vector<BehaviourInfo> stock_behaviours() {
   std::vector<BehaviourInfo> r;
   r.push_back(BehaviourInfo{"idle", "does nothing; stops at once when asked", stock_args({}),
                       [](Args& a) { return of(stock(a)); }});
-  r.push_back(BehaviourInfo{"trap_exit", "traps exits; asked to stop (shutdown), it takes shutdown_delay to stop",
+  r.push_back(BehaviourInfo{"trap_exit", "traps exits; an exit signal from its parent (shutdown, any other reason, an orphan's killed) makes it take shutdown_delay to stop",
                       stock_args({{"shutdown_delay", "duration", "0", "how long its stop takes"}}), build_trap_exit});
   r.push_back(BehaviourInfo{"stall",
                       "traps exits and never stops when asked: its supervisor kills it after the child's "

@@ -146,7 +146,7 @@ std::optional<ModelCase> to_model_case(const Scenario& s, std::vector<Diagnostic
   out.root.spec.id = t.spec.id;
   if (!s.faults.empty()) conv.no(s.fault_marks.empty() ? Mark{} : s.fault_marks.front(), "no faults (use the script's crash and kill steps)");
   for (const Step& st : s.script) {
-    if (st.op == Step::Op::which_children) continue;  // it only looks
+    if (st.op == Step::Op::which_children || st.op == Step::Op::count_children) continue;  // it only looks
     if (st.op != Step::Op::crash && st.op != Step::Op::kill) {
       conv.no(st.mark, "a script of crash, kill and which_children steps (this one is " + std::string(to_string(st.op)) + ")");
       continue;

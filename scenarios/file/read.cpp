@@ -600,7 +600,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
   std::vector<const Entry*> options;
   const auto keys = rd.entries(n, "a script step",
                                {"at", "crash", "kill", "exit", "stop", "start_child", "terminate_child", "restart_child",
-                                "delete_child", "which_children", "stop_task", "reason", "id", "child", "arg", "grace"});
+                                "delete_child", "which_children", "count_children", "stop_task", "reason", "id", "child", "arg", "grace"});
   for (const Entry& e : keys) {
     Step::Op op{};
     if (e.key == "at") {
@@ -618,7 +618,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
     }
   }
   if (!n.IsMap()) return s;
-  if (!have_op) rd.error(n, "a step needs an action: crash, kill, exit, stop, start_child, terminate_child, restart_child, delete_child, which_children or stop_task");
+  if (!have_op) rd.error(n, "a step needs an action: crash, kill, exit, stop, start_child, terminate_child, restart_child, delete_child, which_children, count_children or stop_task");
   if (!have_at) rd.error(n, "a step needs `at` (when it happens)");
   if (s.op == Step::Op::stop) s.reason = Reason::normal();
   if (s.op == Step::Op::exit) s.reason = Reason::shutdown();

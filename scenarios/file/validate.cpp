@@ -211,7 +211,7 @@ class Validator {
     }
     const bool management = st.op == Step::Op::start_child || st.op == Step::Op::terminate_child ||
                             st.op == Step::Op::restart_child || st.op == Step::Op::delete_child ||
-                            st.op == Step::Op::which_children;
+                            st.op == Step::Op::which_children || st.op == Step::Op::count_children;
     if (st.target.empty()) return;  // reported by the reader
     const PathInfo* info = path(st.target, st.mark, management);
     if (info == nullptr || !management) return;

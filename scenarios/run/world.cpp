@@ -18,6 +18,42 @@ std::string describe(const std::vector<supervision::ChildInfo>& children) {
   return s;
 }
 
+}  // namespace
+
+std::string pid_term(const Simulation& sim, Pid p) {
+  if (!p) return "undefined";
+  const std::optional<ProcessInfo> info = sim.info(p);
+  if (!info || info->label.name.text().empty()) return "pid";
+  return std::string(info->label.name.text()) + "#" + std::to_string(info->label.instance);
+}
+
+std::string rows_term(const Simulation& sim, const std::vector<supervision::ChildInfo>& children, bool dynamic) {
+  std::string s = "[";
+  for (const supervision::ChildInfo& c : children) {
+    if (s.size() > 1) s += ",";
+    const std::string who = c.restarting ? "restarting" : pid_term(sim, c.pid);
+    s += "{" + (dynamic ? std::string("undefined") : c.id) + "," + who + "," + std::string(to_string(c.type)) + "}";
+  }
+  return s + "]";
+}
+
+std::string counts_term(const supervision::ChildCounts& c) {
+  return "[{specs," + std::to_string(c.specs) + "},{active," + std::to_string(c.active) + "},{supervisors," +
+         std::to_string(c.supervisors) + "},{workers," + std::to_string(c.workers) + "}]";
+}
+
+std::string reply_term(const Simulation& sim, Step::Op op, const supervision::ManagementReply& r) {
+  if (!r.ok) {
+    if (r.error == Reason::other(Atom("already_started"))) return "{error,{already_started," + pid_term(sim, r.pid) + "}}";
+    if (!r.failed_child.empty()) return "{error,{" + to_string(r.error) + ",{child," + r.failed_child + "}}}";
+    return "{error," + to_string(r.error) + "}";
+  }
+  if (op == Step::Op::start_child || op == Step::Op::restart_child) return "{ok," + pid_term(sim, r.pid) + "}";
+  return "ok";
+}
+
+namespace {
+
 std::string node_of(const Scenario& s, const TreeNode& t) {
   return t.spec.node.empty() ? s.default_node() : std::string(t.spec.node.text());
 }
@@ -117,15 +153,24 @@ void World::manage(Context& ctx, const Step& st, Pid sup) {
     case Step::Op::terminate_child: r = terminate(ctx, st, sup); break;
     case Step::Op::restart_child: r = supervision::restart_child(ctx, sup, st.id); break;
     case Step::Op::delete_child: r = supervision::delete_child(ctx, sup, st.id); break;
-    case Step::Op::which_children:
+    case Step::Op::which_children: {
+      const auto children = supervision::which_children(ctx, sup);
+      const auto* b = dynamic_cast<const supervision::Supervisor*>(sim_.behaviour_of(sup));
       ctx.emit(ev::kWhichChildren, {{ev::kTarget, std::string(st.target)},
-                                    {ev::kChildren, describe(supervision::which_children(ctx, sup))}});
+                                    {ev::kChildren, describe(children)},
+                                    {ev::kRows, rows_term(sim_, children, b != nullptr && b->dynamic())}});
+      return;
+    }
+    case Step::Op::count_children:
+      ctx.emit(ev::kCountChildren, {{ev::kTarget, std::string(st.target)},
+                                    {ev::kCounts, counts_term(supervision::count_children(ctx, sup))}});
       return;
     default: return;
   }
   ctx.emit(ev::kScriptResult, {{ev::kOp, Atom(std::string(to_string(st.op)))},
                                {ev::kTarget, std::string(st.target)},
-                               {ev::kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))}});
+                               {ev::kResult, r.ok ? Atom("ok") : Atom(to_string(r.error))},
+                               {ev::kValue, reply_term(sim_, st.op, r)}});
 }
 
 }  // namespace lic::scenarios

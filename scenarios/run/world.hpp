@@ -12,6 +12,17 @@
 
 namespace lic::scenarios {
 
+/// OTP's terms for call results, as the trace's `value`, `rows` and `counts` fields write them
+/// (docs/output-formats.md): atoms bare, a pid as its tree path and start (`/root/a#2`),
+/// `undefined` for none. The conformance suite compares them with real OTP's (docs/conformance.md).
+std::string pid_term(const Simulation& sim, Pid p);
+/// which_children as [{Id,Child,Type}] (a simple_one_for_one supervisor's ids are undefined).
+std::string rows_term(const Simulation& sim, const std::vector<supervision::ChildInfo>& children, bool dynamic);
+/// count_children as [{specs,N},{active,N},{supervisors,N},{workers,N}].
+std::string counts_term(const supervision::ChildCounts& c);
+/// A management call's reply: ok, {ok,Child}, {error,Reason}, {error,{already_started,Child}}.
+std::string reply_term(const Simulation& sim, Step::Op op, const supervision::ManagementReply& r);
+
 class World {
  public:
   /// `sim` and `s` must outlive the World.
