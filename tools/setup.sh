@@ -3,9 +3,11 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--go] [--no-build]
 #
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
+# --go also installs golang-go, for the go-live conformance label (docs/conformance-go.md); the
+#   build itself never needs Go.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -17,6 +19,7 @@ werror=OFF
 compiler=gcc
 do_build=1
 fuzz=OFF
+go=0
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -27,7 +30,8 @@ while [ $# -gt 0 ]; do
     --compiler) compiler="$2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --fuzz) fuzz=ON; compiler=clang; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --go) go=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,6 +46,7 @@ packages=(
 )
 [ "$compiler" = clang ] && packages+=(clang)
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
+[ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
 
 missing=()
 for p in "${packages[@]}"; do
