@@ -118,7 +118,10 @@ std::string recv_after_close_drains() {
     ctx.chan_send(c, 2);
     ctx.chan_close(c);
     out = "len=" + std::to_string(ctx.chan_len(c)) + " after close -";
-    for (int i = 0; i < 4; ++i) out += " " + recv_text(ctx, c);
+    for (int i = 0; i < 4; ++i) {
+      out += ' ';
+      out += recv_text(ctx, c);
+    }
   });
   sim.run();
   return out;
@@ -195,7 +198,10 @@ std::string blocked_senders_fifo(std::size_t capacity, int first, int step) {
       ctx.spawn([=](Context& g) { g.chan_send(c, v); });
       settle(ctx);  // they start waiting in this order
     }
-    for (int i = 0; i < 3; ++i) out += " " + std::to_string(value_of(ctx.chan_recv(c)));
+    for (int i = 0; i < 3; ++i) {
+      out += ' ';
+      out += std::to_string(value_of(ctx.chan_recv(c)));
+    }
   });
   sim.run();
   return out;
