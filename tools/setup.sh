@@ -3,11 +3,13 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--no-build]
 #
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
+# --go also installs golang-go, for the go-live conformance label (docs/conformance-go.md); the
+#   build itself never needs Go.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -20,6 +22,7 @@ compiler=gcc
 do_build=1
 fuzz=OFF
 otp=0
+go=0
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -31,7 +34,8 @@ while [ $# -gt 0 ]; do
     --no-build) do_build=0; shift ;;
     --fuzz) fuzz=ON; compiler=clang; shift ;;
     --otp) otp=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --go) go=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +51,7 @@ packages=(
 [ "$compiler" = clang ] && packages+=(clang)
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
 [ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
+[ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
 
 missing=()
 for p in "${packages[@]}"; do

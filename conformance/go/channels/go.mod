@@ -1,0 +1,3 @@
+module letitcrash/conformance/go/channels
+
+go 1.19
