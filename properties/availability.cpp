@@ -320,8 +320,9 @@ std::vector<Time> unseen_failures(const EventLog& events, const std::string& pat
     const std::string_view p = path_of[pid.id].text();
     if (p != path && !p.starts_with(prefix)) continue;
     // Up at that instant: the failure left no gap (a gap would start exactly there).
-    const auto inside = std::find_if(up.begin(), up.end(), [&e](const Interval& i) { return i.from <= e.time && e.time < i.to; });
-    if (inside != up.end()) out.push_back(e.time);
+    // The last interval starting at or before it (the intervals are sorted and disjoint).
+    const auto after = std::upper_bound(up.begin(), up.end(), e.time, [](Time t, const Interval& i) { return t < i.from; });
+    if (after != up.begin() && e.time < std::prev(after)->to) out.push_back(e.time);
   }
   return out;
 }

@@ -127,14 +127,19 @@ void add_line_losses(const EventLog& events, const properties::Conservation& c, 
 Flow line_flow(const EventLog& events) {
   FlowBuilder b;
   Names names;
-  // A line_emitted or line_sent names the process's next kernel send as the line's carrier:
-  // that send's receiver is where the line went (the `to` name when no send follows).
+  // A line_emitted or line_sent names the process's next kernel send to another process as the
+  // line's carrier: that send's receiver is where the line went. A `drop` instead of that send
+  // (the properties/conservation.hpp rule) means it went nowhere: conservation counts the loss.
   std::map<std::uint32_t, std::string> carrying;  // pid -> the line's `to` ("" for an emitted line)
   for (const TraceEvent& e : events) {
     names.on(e);
+    if (e.kind == EventKind::drop) {
+      carrying.erase(e.other.id);  // the carrying send failed (no receiver, a cut, a lost path): no handoff
+      continue;
+    }
     if (e.kind == EventKind::send) {
       const auto it = carrying.find(e.pid.id);
-      if (it == carrying.end()) continue;
+      if (it == carrying.end() || e.other == e.pid) continue;  // a timer to itself carries nothing
       const std::string to = names.path_of_pid(e.other, it->second);
       const std::size_t n = b.node(to, "stage");
       b.count(n);

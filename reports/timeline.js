@@ -18,7 +18,9 @@
   var W = 1200, L = 248, R = 1164, LABEL_W = 232;
   var PHASE_Y = 6, BAND_TOP = 24, BAND_ROW = 11, MAX_BAND_ROWS = 6;
   var end = Math.max(D.end, 1);
-  var minSpan = Math.max(1000, Math.floor(end / 1e7));
+  // The page's data keeps marks of one kind closer than end / 100,000 together: the narrowest
+  // window shows ten of those slots, so nothing is drawn finer than the data is.
+  var minSpan = Math.max(1000, Math.floor(end / 1e4));
   var from = 0, to = end, cursor = null, drag = null;
 
   // Bands: each in the first row free at its start (no two overlap), at most MAX_BAND_ROWS rows.
@@ -158,9 +160,14 @@
   // A lifecycle service's states as a thin strip under its bar, each from its change to the next.
   function states(st, y, h) {
     var out = '';
+    var lastX = -1;
     st.forEach(function (s, i) {
       var next = i + 1 < st.length ? st[i + 1][0] : end;
       if (next <= s[0] && i + 1 < st.length) return;  // replaced at the same instant
+      if (!visible(s[0], next)) return;
+      var x1 = Math.floor(clampX(x(next)));
+      if (x1 === lastX && i + 1 < st.length) return;  // within a pixel drawn already
+      lastX = x1;
       out += rect('state st-' + s[1].split(' ')[0], s[0], Math.max(next, s[0] + 1), y, h, s[1] + ', ' + span(s[0], next));
     });
     return out;
@@ -169,16 +176,21 @@
   function backlogLane(b, y) {
     var head = label(b.name + ' (' + b.max + '/' + b.cap + ')', 'channel ' + b.name + ' on ' + b.node + ': capacity ' + b.cap + ', longest ' + b.max, y, 'backlog', 0);
     var bot = y + laneH - 1, top = y + 2, sc = b.max ? (bot - top) / b.max : 0;
-    var pts = [num(L) + ',' + num(bot)], len = 0, col = -1, colMax = 0;
+    var pts = [num(L) + ',' + num(bot)], len = 0, col = -1, colMax = 0, colLast = 0;
     function emit(cx, v) { pts.push(num(cx) + ',' + num(bot - sc * len), num(cx) + ',' + num(bot - sc * v)); len = v; }
+    // Per pixel column: up to the longest it was there, then down to where it ended.
+    function column() {
+      emit(col, colMax);
+      if (colLast !== colMax) emit(Math.min(col + 1, R), colLast);
+    }
     b.s.forEach(function (st) {
       if (st[0] > to) return;
       var cx = st[0] < from ? L : Math.floor(x(st[0]));
-      if (cx === col) { colMax = Math.max(colMax, st[1]); return; }
-      if (col >= 0) emit(col, colMax);
-      col = cx; colMax = st[1];
+      if (cx === col) { colMax = Math.max(colMax, st[1]); colLast = st[1]; return; }
+      if (col >= 0) column();
+      col = cx; colMax = st[1]; colLast = st[1];
     });
-    if (col >= 0) emit(col, colMax);
+    if (col >= 0) column();
     pts.push(num(R) + ',' + num(bot - sc * len), num(R) + ',' + num(bot));
     return {head: head, body: '<polygon class="backlog" points="' + pts.join(' ') + '" data-tip="' + esc(b.name + ' backlog: longest ' + b.max + ' of ' + b.cap) + '"/>'};
   }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,17 +72,44 @@ Json instants_json(const std::vector<Time>& at, std::int64_t res) {
   return out;
 }
 
-/// A backlog's steps with the longest length per slot of `res` (at the slot's first step).
+/// A backlog's steps, per slot of `res` its longest length (at the slot's first step) and then
+/// its length at the slot's end, so a burst shows and so does the drain after it.
 Json steps_json(const Backlog& b, std::int64_t res) {
   Json out = Json::array();
   std::int64_t slot = -1;
+  std::uint64_t peak = 0, last = 0;
+  Time first_at{}, last_at{};
+  const auto flush = [&] {
+    if (slot < 0) return;
+    out.push_back({first_at.ns, peak});
+    if (last != peak) out.push_back({last_at.ns, last});
+  };
   for (const auto& [t, len] : b.steps) {
-    if (t.ns / res == slot) {
-      out.back()[1] = std::max(out.back()[1].get<std::uint64_t>(), len);
+    if (t.ns / res != slot) {
+      flush();
+      slot = t.ns / res;
+      peak = len;
+      first_at = t;
+    }
+    peak = std::max(peak, len);
+    last = len;
+    last_at = t;
+  }
+  flush();
+  return out;
+}
+
+/// A lifecycle service's states: per slot of `res` the first change and the state the slot ends in.
+Json states_json(const std::vector<std::pair<Time, std::string>>& states, std::int64_t res) {
+  Json out = Json::array();
+  std::int64_t slot = -1;
+  for (const auto& [t, state] : states) {
+    if (t.ns / res == slot && out.size() >= 2 && out[out.size() - 2][0].get<std::int64_t>() / res == slot) {
+      out.back() = {t.ns, state};  // a third change in the slot: keep its first and its last
       continue;
     }
     slot = t.ns / res;
-    out.push_back({t.ns, len});
+    out.push_back({t.ns, state});
   }
   return out;
 }
@@ -96,10 +124,7 @@ Json lanes_json(const RunView& v, std::int64_t res) {
     if (!l.node.empty()) tip += " on " + l.node;
     Json lane = {{"p", l.path}, {"d", l.depth}, {"n", l.node}, {"tip", tip}, {"up", intervals_json(l.up, res)},
                  {"m", marks_json(l.marks, res, "")}};
-    if (!l.states.empty()) {
-      lane["st"] = Json::array();
-      for (const auto& [t, state] : l.states) lane["st"].push_back({t.ns, state});
-    }
+    if (!l.states.empty()) lane["st"] = states_json(l.states, res);
     out.push_back(std::move(lane));
   }
   return out;
@@ -118,9 +143,28 @@ Json view_json(const RunReport& r, const RunView& v) {
     j["leaders"].push_back({{"node", l.node}, {"b", intervals_json(l.believed, res)}, {"w", instants_json(l.writes, res)},
                             {"u", instants_json(l.unsafe, res)}});
   j["holders"] = Json::array();
-  for (const HolderSpan& h : v.holders) j["holders"].push_back({h.from.ns, h.to.ns, h.node});
+  for (const HolderSpan& h : v.holders) {
+    Json& hs = j["holders"];
+    if (!hs.empty() && hs.back()[2] == h.node && h.from.ns - hs.back()[1].get<std::int64_t>() < res) {
+      hs.back()[1] = h.to.ns;  // the same holder again within a slot: one span
+      continue;
+    }
+    if (h.to.ns - h.from.ns < res && !hs.empty() && h.from.ns - hs.back()[1].get<std::int64_t>() < res) continue;  // too short to see
+    hs.push_back({h.from.ns, h.to.ns, h.node});
+  }
   j["bands"] = Json::array();
-  for (const Band& b : v.bands) j["bands"].push_back({b.from.ns, b.to.ns, to_string(b.kind), b.label});
+  std::map<std::pair<int, std::string>, std::size_t> last_band;  // (kind, label) -> its latest entry
+  for (const Band& b : v.bands) {
+    const auto key = std::pair{static_cast<int>(b.kind), b.label};
+    const auto it = last_band.find(key);
+    if (it != last_band.end() && b.from.ns - j["bands"][it->second][1].get<std::int64_t>() < res) {
+      Json& e = j["bands"][it->second];  // the same band again within a slot: one band
+      e[1] = std::max(e[1].get<std::int64_t>(), b.to.ns);
+      continue;
+    }
+    last_band[key] = j["bands"].size();
+    j["bands"].push_back({b.from.ns, b.to.ns, to_string(b.kind), b.label});
+  }
   j["world"] = marks_json(v.world_marks, res, "world: ");
   j["phases"] = Json::array();
   if (v.quiet_from) {
@@ -179,10 +223,16 @@ std::string legend(const RunView& v) {
   return out + "</p>\n";
 }
 
-/// `</` cannot appear inside a script element: JSON's `\/` says the same.
-std::string script_safe(std::string json) {
-  for (std::size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3)) json.replace(at, 2, "<\\/");
-  return json;
+/// No `<` inside the script element at all (`</script>`, `<!--` would end or change it): JSON's
+/// `\u003c` says the same. A `<` in JSON is only ever inside a string.
+std::string script_safe(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (const char c : json) {
+    if (c == '<') out += "\\u003c";
+    else out += c;
+  }
+  return out;
 }
 
 }  // namespace

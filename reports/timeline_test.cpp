@@ -373,3 +373,25 @@ TEST_CASE("index.html timeline: a lifecycle service's states as they change - wa
   for (const auto& l : d["lanes"])
     if (std::string(l["p"]).rfind("/app/", 0) != 0) CHECK_FALSE(l.contains("st"));
 }
+
+TEST_CASE("index.html timeline: run text holding markup never leaves the page's JSON", "[reports][html][timeline]") {
+  Simulation sim(SimOptions{.seed = 3});
+  const std::string hostile = "x<!--<script></script>-->y";
+  sim.schedule(Time{0} + 1_s, [&] {
+    sim.emit(Atom("fault_injected"), {{Atom("fault"), Atom(hostile)}, {Atom("kind"), Atom("loss")}, {Atom("paths"), std::int64_t{1}}});
+  });
+  sim.run_until(Time{0} + 2_s);
+  RunReport r;
+  r.end = Time{0} + 2_s;
+  r.trace = &sim.trace().events();
+  r.faults = {{hostile, "loss", 1, 0, 500_ms}};
+  const std::string html = index_html(r, ReportSelection{}, TreeSvg{});
+  const std::size_t data = html.find("id=\"timeline-data\">");
+  REQUIRE(data != std::string::npos);
+  const std::size_t end = html.find("</script>", data);
+  CHECK(html.substr(data, end - data).find('<') == std::string::npos);  // no markup at all inside
+  const nlohmann::json d = timeline_data(html);
+  REQUIRE(d["bands"].size() == 1);
+  CHECK(d["bands"][0][3] == hostile);  // and the text comes back whole
+  CHECK(count(html, "<script") == 2);
+}

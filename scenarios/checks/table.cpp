@@ -114,9 +114,10 @@ Verdict converges(const CheckInput& in) {
     Verdict v{false, "not converged: " + join(in.phases.not_running)};
     // The last exit of the first path not running ("/root/c: a permanent child is not
     // running"): from there it stayed down.
-    const std::string path = in.phases.not_running.empty()
-                                 ? std::string()
-                                 : in.phases.not_running.front().substr(0, in.phases.not_running.front().find_first_of(": "));
+    // ("/root is gone (escalated to the top)"): ids hold no space, and may hold a ':'.
+    const std::string first = in.phases.not_running.empty() ? std::string() : in.phases.not_running.front();
+    const std::size_t colon = first.find(": ");
+    const std::string path = first.substr(0, colon != std::string::npos ? colon : first.find(' '));
     if (const TraceEvent* gone = path.empty() ? nullptr : last_exit(*in.events, path, true))
       v.witness = witness_at(*gone, {path}, path + " exited " + to_string(gone->reason) + " and was not running when the quiet phase ended");
     return v;
@@ -235,10 +236,14 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   Verdict v{k.ok() && k.accepted > 0 && within, d};
   if (within) return v;
   // The batch whose loss went past the bound, at the instant it was lost.
+  std::vector<const properties::LostEvents*> in_time;  // k.lost is by batch; the bound is crossed in time
+  for (const properties::LostEvents& l : k.lost)
+    if (!bound.allows(l.why)) in_time.push_back(&l);
+  std::stable_sort(in_time.begin(), in_time.end(), [](const auto* a, const auto* b) { return a->at < b->at; });
   std::int64_t n = 0;
-  for (const properties::LostEvents& l : k.lost) {
-    if (bound.allows(l.why) || (n += l.events) <= *bound.max) continue;
-    if (const TraceEvent* e = first_at(events, l.at)) v.witness = witness_at(*e, {l.where}, properties::describe(l));
+  for (const properties::LostEvents* l : in_time) {
+    if ((n += l->events) <= *bound.max) continue;
+    if (const TraceEvent* e = first_at(events, l->at)) v.witness = witness_at(*e, {l->where}, properties::describe(*l));
     break;
   }
   return v;

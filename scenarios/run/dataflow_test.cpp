@@ -44,6 +44,7 @@ TEST_CASE("data flow: the pipeline's lines path by path add up to conservation's
   const properties::Conservation c = properties::check_conservation(events);
   const reports::Flow f = reports::flow_of(events);
   REQUIRE(f.what == "lines");
+  for (const reports::FlowEdge& e : f.edges) CHECK(e.from != e.to);  // a timer to itself is no handoff
   CHECK(node(f, "/root/input/reader").count == c.emitted.count);
   CHECK(edge(f, "/root/input/reader", "/root/input/parser") == c.emitted.count);
   CHECK(node(f, "stored").count == c.stored.count);
@@ -114,4 +115,16 @@ TEST_CASE("witness: conservation names the event that lost the first line past t
   REQUIRE(ki.witness);
   CHECK(ki.witness->t_ns == (Time{} + kSecond * 90).ns);  // the SIGKILL
   CHECK(ki.witness->why.find("sigkill at t=90s") != std::string::npos);
+}
+
+TEST_CASE("data flow: a line whose send failed goes nowhere - never to the stage's own timer", "[dataflow]") {
+  // The parser is killed at 20s: the reader's sends to its name fail (kernel drops) until it is back.
+  const RunResult r = run_file("catalog/mini_pipeline.yaml");
+  const EventLog& events = r.sim->trace().events();
+  const properties::Conservation c = properties::check_conservation(events);
+  const reports::Flow f = reports::flow_of(events);
+  for (const reports::FlowEdge& e : f.edges) CHECK(e.from != e.to);
+  const std::uint64_t no_receiver = c.lost.count("no_receiver") == 1 ? c.lost.at("no_receiver").count : 0;
+  CHECK(edge(f, "/root/input/reader", "/root/input/parser") + no_receiver >= c.emitted.count);
+  CHECK(edge(f, "/root/input/reader", "/root/input/parser") <= c.emitted.count);
 }
