@@ -7,7 +7,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root/out"
-"$root/tools/setup.sh"
+"$root/tools/setup.sh" --main-job  # only the program and the benchmark's SimGrid peer, no tests
 mkdir -p "$out"
 cd "$root"   # scenario paths in the reports are relative to the checkout
 

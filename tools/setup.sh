@@ -3,8 +3,11 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--main-job] [--no-build]
 #
+# --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
+#   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A
+#   later run without it (tools/test.sh) adds the rest to the same build folder.
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
@@ -23,6 +26,7 @@ do_build=1
 fuzz=OFF
 otp=0
 go=0
+main_job=0
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -35,7 +39,8 @@ while [ $# -gt 0 ]; do
     --fuzz) fuzz=ON; compiler=clang; shift ;;
     --otp) otp=1; shift ;;
     --go) go=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --main-job) main_job=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,11 +48,14 @@ done
 packages=(
   build-essential cmake pkg-config
   libboost-fiber1.74-dev libboost-context1.74-dev
-  catch2 librapidcheck-dev libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   graphviz libsimgrid-dev
-  clang-tidy  # tools/function-size.sh: no function over 70 lines in scenarios/ and tools/
-  python3 chromium fonts-liberation  # the reports' headless-browser check (tools/screenshot-check.py)
 )
+if [ "$main_job" = 0 ]; then
+  packages+=(catch2 librapidcheck-dev)  # the tests
+  packages+=(clang-tidy)  # tools/function-size.sh: no function over 70 lines in scenarios/ and tools/
+  packages+=(python3 chromium fonts-liberation)  # the reports' headless-browser check (tools/screenshot-check.py)
+fi
 [ "$compiler" = clang ] && packages+=(clang)
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
 [ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
@@ -87,7 +95,9 @@ fi
 [ "$do_build" = 1 ] || exit 0
 
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
-[ "$fuzz" = ON ] && cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
+if [ "$fuzz" = ON ]; then cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
+elif [ "$main_job" = 1 ]; then cmake_args+=(-DLETITCRASH_TESTS=OFF)
+else cmake_args+=(-DLETITCRASH_TESTS=ON); fi
 if [ "$otp" = 1 ]; then cmake_args+=(-DLETITCRASH_OTP_LIVE=ON); else cmake_args+=(-DLETITCRASH_OTP_LIVE=OFF); fi
 if [ "$compiler" = clang ]; then
   cmake_args+=(-DCMAKE_CXX_COMPILER=clang++)
@@ -101,7 +111,10 @@ if ! cmake "${cmake_args[@]}" >"$build_dir/setup-configure.log" 2>&1; then
   echo "setup: cmake configure failed" >&2
   exit 1
 fi
-if ! cmake --build "$build_dir" -j "$jobs" >"$build_dir/setup-build.log" 2>&1; then
+targets=()
+[ "$main_job" = 1 ] && targets=(--target letitcrash) && [ -n "$(grep -s '^SIMGRID_FOUND:INTERNAL=1' "$build_dir/CMakeCache.txt")" ] &&
+  targets+=(letitcrash-simgrid-peer)
+if ! cmake --build "$build_dir" -j "$jobs" "${targets[@]}" >"$build_dir/setup-build.log" 2>&1; then
   grep -E "error|Error" "$build_dir/setup-build.log" | head -n 40 >&2 || tail -n 40 "$build_dir/setup-build.log" >&2
   echo "setup: build failed (full log: $build_dir/setup-build.log)" >&2
   exit 1
