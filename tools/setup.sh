@@ -3,13 +3,16 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--pg] [--no-build]
 #
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
 # --go also installs golang-go, for the go-live conformance label (docs/conformance-go.md); the
 #   build itself never needs Go.
+# --pg also installs PostgreSQL 15, Debian's python3-psycopg2 / python3-yaml, nftables and iproute2
+#   for the pg-live conformance label (conformance/pg/record.py, docs/conformance-pg.md); the build
+#   itself never needs them.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -23,6 +26,7 @@ do_build=1
 fuzz=OFF
 otp=0
 go=0
+pg=0
 [ "${CI:-}" = "true" ] && werror=ON
 
 while [ $# -gt 0 ]; do
@@ -35,7 +39,8 @@ while [ $# -gt 0 ]; do
     --fuzz) fuzz=ON; compiler=clang; shift ;;
     --otp) otp=1; shift ;;
     --go) go=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --pg) pg=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +57,8 @@ packages=(
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
 [ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
 [ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
+# conformance/pg/record.py: a throwaway PostgreSQL 15 cluster, cuts in a private network namespace
+[ "$pg" = 1 ] && packages+=(postgresql-15 python3-psycopg2 python3-yaml nftables iproute2)
 
 missing=()
 for p in "${packages[@]}"; do
