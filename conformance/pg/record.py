@@ -606,8 +606,10 @@ def netns_inode():
 
 def in_private_netns():
     """True only after enter_netns: the namespace differs from the one the recorder started in."""
-    host = os.environ.get(NETNS_ENV, "")
-    return host.isdigit() and host != netns_inode()
+    # Set by enter_netns to "<inode of the recorder's first namespace>:<its pid>"; unshare keeps
+    # the pid, so a value copied from elsewhere (another pid) never counts.
+    host, _, pid = os.environ.get(NETNS_ENV, "").partition(":")
+    return host.isdigit() and pid == str(os.getpid()) and host != netns_inode()
 
 
 class Net:
@@ -618,6 +620,12 @@ class Net:
         self.cut_ports = set()
         self.sysctl_saved = {}
         if self.enabled:
+            # Second guard: the namespace unshare made holds a loopback interface and nothing else.
+            links = subprocess.run(["ip", "-o", "link", "show"], stdout=subprocess.PIPE, text=True).stdout
+            names = [ln.split(":")[1].strip() for ln in links.splitlines() if ":" in ln]
+            if names != ["lo"]:
+                raise BadInput("refusing to add nftables rules: this network namespace has "
+                               "interfaces %s, not only lo" % ", ".join(names))
             self.nft("add table inet %s\n"
                      "add chain inet %s out { type filter hook output priority 0; policy accept; }"
                      % (NFT_TABLE, NFT_TABLE))
@@ -921,21 +929,31 @@ def check_environment(args, cases):
         if port_taken(args.port):
             raise BadInput("--port %d: already taken on 127.0.0.1" % args.port)
     chosen = [c for c in cases if not args.ids or c["id"] in args.ids]
-    if os.geteuid() != 0:
-        explicit = [c["id"] for c in chosen if c.get("net") and c["id"] in args.ids]
-        if explicit:
-            raise BadInput("not root: case(s) %s need a private network namespace (unshare -n, "
-                           "nftables), which needs root" % ", ".join(explicit))
-    elif os.geteuid() == 0:
+    if os.geteuid() == 0:
         for tool in ("unshare", "nft", "ip", "runuser"):
             if shutil.which(tool) is None:
                 raise BadInput("root run needs '%s' (util-linux, nftables, iproute2)" % tool)
+    args.netns_problem = netns_problem()
+    explicit = [c["id"] for c in chosen if c.get("net") and c["id"] in args.ids]
+    if args.netns_problem and explicit:
+        raise BadInput("case(s) %s cannot run: %s" % (", ".join(explicit), args.netns_problem))
     return chosen
+
+
+def netns_problem():
+    """None when the net cases can run (root, and a network namespace can be made), else why not."""
+    if os.geteuid() != 0:
+        return "needs root for a private network namespace"
+    p = subprocess.run(["unshare", "-n", "--", "true"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        return "cannot create a private network namespace (unshare -n: %s)" % p.stdout.strip()
+    return None
 
 
 def enter_netns(argv):
     """As root and not yet inside: re-exec in a private network namespace (same pid)."""
-    env = dict(os.environ, **{NETNS_ENV: netns_inode()})
+    env = dict(os.environ, **{NETNS_ENV: "%s:%d" % (netns_inode(), os.getpid())})
     os.execve(shutil.which("unshare"), ["unshare", "-n", "--", "/usr/bin/python3",
                                         os.path.abspath(__file__)] + argv, env)
 
@@ -989,7 +1007,7 @@ def record_all(args, chosen):
             head = "[%d/%d] %s:" % (n, len(chosen), case["id"])
             if case.get("net") and not net.enabled:
                 not_run.append(case["id"])
-                log("%s not run: needs root for a private network namespace" % head)
+                log("%s not run: %s" % (head, args.netns_problem or "no private network namespace"))
                 continue
             start = time.monotonic()
             try:
@@ -1026,10 +1044,11 @@ def main(argv):
                 print("%s%s" % (c["id"], "  (net)" if c.get("net") else ""))
             return 0
         chosen = check_environment(args, cases)
-        if os.geteuid() == 0 and NETNS_ENV not in os.environ:
+        if args.netns_problem is None and NETNS_ENV not in os.environ:
             enter_netns(argv)
-        if os.geteuid() == 0 and not in_private_netns():
-            raise BadInput("%s is set but this is the host's network namespace: refusing" % NETNS_ENV)
+        if NETNS_ENV in os.environ and not in_private_netns():
+            raise BadInput("%s is set but this is not the private network namespace record.py "
+                           "made: refusing (unset it)" % NETNS_ENV)
         signal.signal(signal.SIGINT, on_signal)
         signal.signal(signal.SIGTERM, on_signal)
         signal.signal(signal.SIGHUP, on_signal)
