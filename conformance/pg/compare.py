@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Compares two sets of PostgreSQL recordings (conformance/pg/recordings/<id>.jsonl).
 
-    /usr/bin/python3 conformance/pg/compare.py EXPECTED_DIR ACTUAL_DIR [--cases FILE] [CASE_ID ...]
+    /usr/bin/python3 conformance/pg/compare.py EXPECTED_DIR ACTUAL_DIR [--cases FILE] [--times] [CASE_ID ...]
+    /usr/bin/python3 conformance/pg/compare.py --check DIR     # DIR against cases.yaml only
 
 The rule is cases.yaml's: per step, the kind, `value`, `error_class` and `winners` exactly;
 `elapsed_ms` within max(5 %, 50 ms) of the expected time where the case marks the step
@@ -74,6 +75,30 @@ def compare_case(case, expected, actual):
     return diffs
 
 
+def check_against_cases(cases, folder):
+    """Problems of a folder of recordings against cases.yaml: a case without a recording, a
+    recording of no case, a header naming another case, steps that are not the case's steps."""
+    problems = []
+    ids = {c["id"] for c in cases}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".jsonl") and name[:-len(".jsonl")] not in ids:
+            problems.append("%s: a recording of no case in cases.yaml" % os.path.join(folder, name))
+    for case in cases:
+        path = os.path.join(folder, case["id"] + ".jsonl")
+        if not os.path.exists(path):
+            problems.append("%s: missing (case %s)" % (path, case["id"]))
+            continue
+        header, steps = read_recording(path)
+        if header.get("case") != case["id"]:
+            problems.append("%s:1:1: header names case %r" % (path, header.get("case")))
+        kinds = [next(k for k in st if k in record.STEP_KINDS) for st in case["steps"]]
+        got = [st.get("step") for st in steps]
+        if got != kinds:
+            problems.append("%s: steps %s, but cases.yaml has %s (record it again)" %
+                            (path, ",".join(map(str, got)), ",".join(kinds)))
+    return problems
+
+
 def fmt(v):
     return "null" if v is None else (json.dumps(v) if not isinstance(v, str) else repr(v))
 
@@ -107,7 +132,9 @@ def main(argv):
     import argparse
     ap = argparse.ArgumentParser(prog="compare.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("expected")
-    ap.add_argument("actual")
+    ap.add_argument("actual", nargs="?")
+    ap.add_argument("--check", action="store_true",
+                    help="only check EXPECTED against cases.yaml: one recording per case, with its steps")
     ap.add_argument("--cases", default=os.path.join(HERE, "cases.yaml"))
     ap.add_argument("--times", action="store_true", help="also print every timed step's two times")
     ap.add_argument("ids", nargs="*", metavar="CASE_ID")
@@ -123,6 +150,16 @@ def main(argv):
         unknown = [i for i in args.ids if i not in known]
         if unknown:
             raise record.BadInput("unknown case id(s): %s" % ", ".join(unknown))
+        if args.check:
+            if not os.path.isdir(args.expected):
+                raise record.BadInput("%s: not a folder of recordings" % args.expected)
+            problems = check_against_cases(cases, args.expected)
+            for pr in problems:
+                print(pr)
+            print("compare.py --check: %d case(s), %d problem(s)" % (len(cases), len(problems)))
+            return 1 if problems else 0
+        if args.actual is None:
+            raise record.BadInput("compare.py: ACTUAL is required (or --check)")
         for d in (args.expected, args.actual):
             if not os.path.isdir(d):
                 raise record.BadInput("%s: not a folder of recordings" % d)
