@@ -3,7 +3,7 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--main-job] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--pg] [--main-job] [--no-build]
 #
 # --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
 #   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A
@@ -13,6 +13,9 @@
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
 # --go also installs golang-go, for the go-live conformance label (docs/conformance-go.md); the
 #   build itself never needs Go.
+# --pg also installs PostgreSQL 15, Debian's python3-psycopg2 / python3-yaml, nftables and iproute2
+#   for the pg-live conformance label (conformance/pg/record.py, docs/conformance-pg.md); the build
+#   itself never needs them.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -26,6 +29,7 @@ do_build=1
 fuzz=OFF
 otp=0
 go=0
+pg=0
 main_job=0
 [ "${CI:-}" = "true" ] && werror=ON
 
@@ -39,8 +43,9 @@ while [ $# -gt 0 ]; do
     --fuzz) fuzz=ON; compiler=clang; shift ;;
     --otp) otp=1; shift ;;
     --go) go=1; shift ;;
+    --pg) pg=1; shift ;;
     --main-job) main_job=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,12 +59,15 @@ packages=(
 if [ "$main_job" = 0 ]; then
   packages+=(catch2 librapidcheck-dev)  # the tests
   packages+=(clang-tidy)  # tools/function-size.sh: no function over 70 lines in scenarios/ and tools/
-  packages+=(python3 chromium fonts-liberation)  # the reports' headless-browser check (tools/screenshot-check.py)
+  packages+=(python3 python3-yaml)  # conformance/pg/compare.py --check: every case of cases.yaml has its recording
+  packages+=(chromium fonts-liberation)  # the reports' headless-browser check (tools/screenshot-check.py)
 fi
 [ "$compiler" = clang ] && packages+=(clang)
 [ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
 [ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
 [ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
+# conformance/pg/record.py: a throwaway PostgreSQL 15 cluster, cuts in a private network namespace
+[ "$pg" = 1 ] && packages+=(postgresql-15 python3-psycopg2 python3-yaml nftables iproute2)
 
 missing=()
 for p in "${packages[@]}"; do
