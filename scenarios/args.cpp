@@ -102,6 +102,10 @@ bool parse_reason_arg(const std::string& text, Reason& out, std::string& error) 
   return false;
 }
 
+bool parse_init_result(const std::string& text, InitResult& out, std::string& error) {
+  return parse_value(text, out, error);
+}
+
 std::string check_value(const std::string& type, const std::string& text) {
   std::string error;
   const auto reads = [&](auto v) { return parse_value(text, v, error); };

@@ -102,4 +102,8 @@ std::string check_value(const std::string& type, const std::string& text);
 /// needed in YAML); false with `error` saying why.
 bool parse_reason_arg(const std::string& text, Reason& out, std::string& error);
 
+/// An init result: ok, ignore, error ({error,init_failed}), error:What or stop:Reason (a stock
+/// worker's `init` argument, a supervisor's `init` flag); false with `error` saying why.
+bool parse_init_result(const std::string& text, InitResult& out, std::string& error);
+
 }  // namespace lic::scenarios

@@ -12,7 +12,7 @@ bool ServiceDecl::operator==(const ServiceDecl&) const = default;
 // vector of itself (it recurses evaluating the implicit exception specification).
 bool TreeNode::operator==(const TreeNode& o) const {
   if (kind != o.kind || !(spec == o.spec) || !(behaviour == o.behaviour) ||
-      !(flags == o.flags) || services != o.services || children.size() != o.children.size()) {
+      !(flags == o.flags) || init != o.init || services != o.services || children.size() != o.children.size()) {
     return false;
   }
   return std::equal(children.begin(), children.end(), o.children.begin(),

@@ -81,6 +81,9 @@ struct TreeNode {
   supervision::ChildSpec spec{};
   BehaviourRef behaviour{};
   supervision::SupFlags flags{};
+  /// A supervisor's own init result per start attempt, as written (`init` in its flags: ok,
+  /// ignore, error, error:What, stop:Reason); empty: always ok.
+  std::vector<std::string> init{};
   std::vector<TreeNode> children{};
   std::vector<ServiceDecl> services{};
   Mark mark{};

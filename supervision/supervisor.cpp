@@ -20,7 +20,10 @@ const Atom kTryAgain("try_again_restart");
 const Atom kSystemStop("$system_stop");
 
 Supervisor::Supervisor(SupervisorSpec spec)
-    : flags_(spec.flags), intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
+    : flags_(spec.flags),
+      inits_(std::move(spec.inits)),
+      report_start_(spec.report_start),
+      intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
   // OTP's check_startspec: ids unique; significant only with auto_shutdown and not permanent;
   // simple_one_for_one has one template spec (none: Elixir's DynamicSupervisor).
   for (std::size_t i = 0; i < spec.children.size() && spec_error_.empty(); ++i) {
@@ -128,7 +131,28 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
 }
 
 InitResult Supervisor::init(Context& ctx) {
+  const InitResult r = init_tree(ctx);
+  if (report_start_) {
+    // What supervisor:start_link returns to the root's starter: {ok, Pid}, ignore or {error, R}.
+    const std::string self = std::string(ctx.label().name.text()) + "#" + std::to_string(ctx.label().instance);
+    const std::string value = r.status == InitResult::Status::ok       ? "{ok," + self + "}"
+                              : r.status == InitResult::Status::ignore ? std::string("ignore")
+                                                                       : "{error," + to_string(r.reason) + "}";
+    const char* result = r.status == InitResult::Status::ok ? "ok" : r.status == InitResult::Status::ignore ? "ignore" : "error";
+    ctx.emit(events::kRootStart, {{keys::kResult, Atom(result)}, {events::kValue, Atom(value)}});
+  }
+  return r;
+}
+
+InitResult Supervisor::init_tree(Context& ctx) {
   ctx.trap_exit(true);
+  // OTP's supervisor:init/1: trap exits, then the module's init/1, then the flags and the
+  // child specs are checked and the children start.
+  if (!inits_.empty()) {
+    const std::size_t k = std::max<std::size_t>(ctx.label().instance, 1);
+    const InitResult own = inits_[std::min(k, inits_.size()) - 1];
+    if (own.status != InitResult::Status::ok) return own;
+  }
   if (spec_error_ == "bad_start_spec") return InitResult::stop(Reason::other(Atom("{bad_start_spec,[...]}")));
   if (!spec_error_.empty()) return InitResult::stop(Reason::other(Atom("{start_spec," + spec_error_ + "}")));
   for (std::size_t i = 0; i < slots_.size(); ++i) {

@@ -45,6 +45,14 @@ struct Child {
 struct SupervisorSpec {
   SupFlags flags;
   std::vector<Child> children;
+  /// The result of the supervisor's own init callback (its module's init/1, before any child
+  /// starts) for start attempt k (the label's instance): inits[k-1], the last repeating; empty:
+  /// always ok. `ignore` ends it `normal` (its parent keeps the spec with pid undefined, as
+  /// for a worker); `stop` fails its start with that reason (OTP: init raised exit(Reason)).
+  std::vector<InitResult> inits{};
+  /// A root (started by no supervisor): trace its own start result as a `root_start` event,
+  /// as supervisor:start_link would return it.
+  bool report_start = false;
 };
 
 /// One row of which_children: newest child first, as OTP lists them (a dynamic supervisor's
@@ -108,6 +116,7 @@ class Supervisor final : public Behaviour {
   };
   enum class Started { ok, ignore, error };
 
+  InitResult init_tree(Context& ctx);
   Started start(Context& ctx, std::size_t i, Reason& error);
   void shut_down(Context& ctx, std::size_t i);
   void shut_down_dynamic(Context& ctx);
@@ -132,6 +141,8 @@ class Supervisor final : public Behaviour {
   std::vector<Slot> slots_;  // start order
   std::optional<Child> template_;  // simple_one_for_one's child spec
   std::string spec_error_;         // a bad start spec, reported by init
+  std::vector<InitResult> inits_;  // its own init callback's result per start attempt
+  bool report_start_ = false;      // a root: trace root_start
   std::uint32_t next_key_ = 1;
   RestartIntensity intensity_;
 };

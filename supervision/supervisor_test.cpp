@@ -407,3 +407,97 @@ TEST_CASE("supervisor: the snapshot gives every supervisor's which_children and 
   CHECK(by_path["/root"]->counts.supervisors == 2);
   CHECK(by_path["/root/sink"]->counts.workers == 2);
 }
+
+// ---- a supervisor's own init result (issue 16; conformance cases sup_init_*) ----------------
+
+namespace {
+
+/// The reason `pid` exited with in the trace ("" when it did not).
+std::string exit_reason(const Simulation& sim, Pid pid) {
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::exit && e.pid == pid) return to_string(e.reason);
+  }
+  return "";
+}
+
+SupervisorSpec with_inner(std::vector<InitResult> inner_inits, RestartType restart = RestartType::permanent) {
+  SupervisorSpec inner;
+  inner.children = {stub("w")};
+  inner.inits = std::move(inner_inits);
+  SupervisorSpec root;
+  root.flags.intensity = 3;
+  root.children = {stub("a"), Supervisor::child("s", inner, restart), stub("b")};
+  return root;
+}
+
+}  // namespace
+
+TEST_CASE("supervisor init: a child supervisor whose own init returns ignore is kept with pid undefined - a temporary one is dropped", "[supervision][supervisor]") {
+  Simulation sim;
+  const Pid root = start_root(sim, with_inner({InitResult::ignore()}));
+  REQUIRE(sim.alive(root));
+  CHECK(sim.whereis(Atom("w")) == Pid{});  // its children never start
+  CHECK(sim.whereis(Atom("b")) != Pid{});  // the siblings after it do
+  const std::vector<SupervisorSnapshot> snap = snapshot(sim);
+  REQUIRE(snap.size() == 1);
+  REQUIRE(snap[0].children.size() == 3);
+  CHECK(snap[0].children[1].id == "s");
+  CHECK(snap[0].children[1].pid == Pid{});
+  CHECK(snap[0].children[1].type == ChildType::supervisor);
+  CHECK(snap[0].counts.active == 2);
+  CHECK(system_events(sim, "start_error").empty());
+
+  Simulation sim2;
+  start_root(sim2, with_inner({InitResult::ignore()}, RestartType::temporary));
+  const std::vector<SupervisorSnapshot> snap2 = snapshot(sim2);
+  REQUIRE(snap2.size() == 1);
+  CHECK(snap2[0].children.size() == 2);  // a and b: s is forgotten
+}
+
+TEST_CASE("supervisor init: a child supervisor whose own init fails fails its parent's start with failed_to_start_child", "[supervision][supervisor]") {
+  Simulation sim;
+  const Pid root = start_root(sim, with_inner({InitResult::stop(Reason::shutdown(Atom("no_config")))}));
+  CHECK_FALSE(sim.alive(root));
+  CHECK(exit_reason(sim, root) == "{shutdown,{failed_to_start_child,s,{shutdown,no_config}}}");
+  CHECK(sim.whereis(Atom("b")) == Pid{});
+  CHECK(system_events(sim, "start_error").size() == 1);
+}
+
+TEST_CASE("supervisor init: the k-th start takes the k-th result - a restart that fails is retried", "[supervision][supervisor]") {
+  Simulation sim;
+  start_root(sim, with_inner({InitResult::ok(), InitResult::stop(Reason::error(Atom("busy"))), InitResult::ok()}));
+  const Pid w1 = sim.whereis(Atom("w"));
+  REQUIRE(w1 != Pid{});
+  std::vector<SupervisorSnapshot> snap = snapshot(sim);
+  Pid s1;
+  for (const SupervisorSnapshot& x : snap) {
+    if (x.path == "/root/s") s1 = x.pid;
+  }
+  REQUIRE(s1 != Pid{});
+  sim.exit(s1, Reason::kill());
+  sim.run();
+  const auto errors = system_events(sim, "start_error");
+  REQUIRE(errors.size() == 1);  // start 2 failed, start 3 (the retry) ran
+  CHECK(errors[0]->text(Atom("reason")) == "{error,busy}");
+  CHECK(sim.whereis(Atom("w")) != Pid{});
+  CHECK(sim.whereis(Atom("w")) != w1);
+}
+
+TEST_CASE("supervisor init: a root traces its own start result as root_start - ok ignore or error - only when asked", "[supervision][supervisor]") {
+  auto root_value = [](std::vector<InitResult> inits, bool report) {
+    Simulation sim;
+    SupervisorSpec spec;
+    spec.children = {stub("a")};
+    spec.inits = std::move(inits);
+    spec.report_start = report;
+    start_root(sim, std::move(spec));
+    const auto ev = system_events(sim, "root_start");
+    std::string out;
+    for (const TraceEvent* e : ev) out += e->text(Atom("result")) + " " + e->text(Atom("value")) + ";";
+    return out;
+  };
+  CHECK(root_value({}, true) == "ok {ok,/root#1};");
+  CHECK(root_value({InitResult::ignore()}, true) == "ignore ignore;");
+  CHECK(root_value({InitResult::stop(Reason::error(Atom("bad_config")))}, true) == "error {error,{error,bad_config}};");
+  CHECK(root_value({}, false).empty());
+}

@@ -7,7 +7,8 @@
 //   lic-conformance same A.jsonl B.jsonl          two recordings agree (a stale recording)
 //
 // Both sides write the same normalised events: process starts and exits (tree path, start
-// number, reason), supervisor reports, management call results (OTP's terms, pids as path#n),
+// number, reason), supervisor reports, management call results and the root's own start result
+// (OTP's terms, pids as path#n),
 // times rounded to the unit; and at the end every live supervisor's which_children and
 // count_children. No Erlang is needed here.
 
@@ -86,21 +87,22 @@ std::string init_term(const std::string& e) {
   throw std::runtime_error("bad init result: " + e);
 }
 
+std::string inits_term(const std::vector<std::string>& xs) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) s += ",";
+    s += init_term(xs[i]);
+  }
+  return s + "]";
+}
+
 std::string worker_cfg(const TreeNode& n) {
   const std::string& b = n.behaviour.name;
   if (b != "idle" && b != "trap_exit" && b != "stall" && b != "crash_after") {
     throw std::runtime_error("the recorder has no behaviour '" + b + "' (idle, trap_exit, stall, crash_after)");
   }
   std::string inits = "[ok]";
-  if (const auto* a = arg(n, "init")) {
-    std::vector<std::string> xs = a->is_list ? a->list : std::vector<std::string>{a->scalar};
-    inits = "[";
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      if (i > 0) inits += ",";
-      inits += init_term(xs[i]);
-    }
-    inits += "]";
-  }
+  if (const auto* a = arg(n, "init")) inits = inits_term(a->is_list ? a->list : std::vector<std::string>{a->scalar});
   std::string s = "#{kind=>" + b + ",inits=>" + inits + ",init_delay=>" + ms(duration_arg(n, "init_delay")) +
                   ",shutdown_delay=>" + ms(duration_arg(n, "shutdown_delay"));
   if (b == "crash_after") {
@@ -111,11 +113,15 @@ std::string worker_cfg(const TreeNode& n) {
   return s + "}";
 }
 
-std::string flags_term(const lic::supervision::SupFlags& f) {
+/// The flags, and the supervisor's own init results (`inits`, which the recorder takes out
+/// before OTP sees the flags).
+std::string flags_term(const TreeNode& n) {
+  const lic::supervision::SupFlags& f = n.flags;
   if (f.period.ns % 1'000'000'000 != 0) throw std::runtime_error("OTP's period is whole seconds");
   return "#{strategy=>" + std::string(to_string(f.strategy)) + ",intensity=>" + std::to_string(f.intensity) +
          ",period=>" + std::to_string(f.period.ns / 1'000'000'000) +
-         ",auto_shutdown=>" + std::string(to_string(f.auto_shutdown)) + "}";
+         ",auto_shutdown=>" + std::string(to_string(f.auto_shutdown)) +
+         (n.init.empty() ? std::string() : ",inits=>" + inits_term(n.init)) + "}";
 }
 
 std::string shutdown_term(const lic::supervision::Shutdown& s) {
@@ -128,7 +134,7 @@ std::string children_term(const TreeNode& n, const std::string& path);
 std::string child_term(const TreeNode& c, const std::string& path, bool is_template) {
   std::string start;
   if (c.kind == TreeNode::Kind::supervisor) {
-    start = "{sup," + str(path) + "," + flags_term(c.flags) + "," + children_term(c, path) + "}";
+    start = "{sup," + str(path) + "," + flags_term(c) + "," + children_term(c, path) + "}";
   } else if (c.kind == TreeNode::Kind::worker) {
     start = is_template ? "{template," + worker_cfg(c) + "}" : "{worker," + str(path) + "," + worker_cfg(c) + "}";
   } else {
@@ -199,7 +205,7 @@ int export_case(const Scenario& s, const std::string& out) {
   const TreeNode& root = s.trees.front();
   std::ostringstream o;
   o << "{'case'," << str(s.name) << "," << ms(s.duration) << "}.\n";
-  o << "{tree,{sup," << str("/" + root.spec.id) << "," << flags_term(root.flags) << ","
+  o << "{tree,{sup," << str("/" + root.spec.id) << "," << flags_term(root) << ","
     << children_term(root, "/" + root.spec.id) << "}}.\n";
   std::vector<const Step*> steps;
   for (const Step& st : s.script) steps.push_back(&st);
@@ -253,6 +259,9 @@ json event_of(const lic::TraceEvent& e, std::int64_t unit_ms) {
   if (e.name == sev::kChildTerminated || e.name == sev::kStartError || e.name == sev::kShutdownError ||
       e.name == sev::kReachedMax) {
     return report_of(e, unit_ms);
+  }
+  if (e.name == sev::kRootStart) {
+    return {{"t", units(e.time, unit_ms)}, {"ev", "root"}, {"path", path}, {"result", e.text(sev::kValue)}};
   }
   json call = {{"t", units(e.time, unit_ms)}, {"ev", "call"}, {"sup", e.text(lic::keys::kTarget)}};
   if (e.name == rev::kScriptResult) {

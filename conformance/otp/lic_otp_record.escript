@@ -16,6 +16,7 @@
 %%   {"t":U,"ev":"exit","path":P,"n":N,"reason":R}  it ended with R
 %%   {"t":U,"ev":"report","sup":P,"what":W,"id":I,"reason":R}   a supervisor report
 %%   {"t":U,"ev":"call","sup":P,"call":C,"result":V} a management call's result
+%%   {"t":U,"ev":"root","path":P,"result":V}        the root's supervisor:start_link result
 %%   {"ev":"final","sup":P,"which_children":V,"count_children":V}   at the case's end
 %% Terms are printed by fmt/1 below: pids as path#n, atoms bare.
 -module(lic_otp_record).
@@ -63,8 +64,16 @@ run_case(Tree, Steps, Duration) ->
     put(events, []),
     {sup, Path, Flags, Children} = Tree,
     Self = self(),
-    %% The root's parent stays alive (a gen_server ends when its parent does, for any reason).
-    spawn(fun() -> Self ! {root, start_sup(Path, Flags, Children)}, receive after infinity -> ok end end),
+    %% The root's parent stays alive while the root lives (a gen_server ends when its parent
+    %% does, for any reason); it traps exits so that a root whose start fails cannot take it
+    %% down before it reports supervisor:start_link's result (OTP 25's proc_lib sends the ack,
+    %% then the failing process exits).
+    spawn(fun() ->
+              process_flag(trap_exit, true),
+              R = start_sup(Path, Flags, Children),
+              Self ! {root, Path, R, now_ms()},
+              receive {'EXIT', _, _} -> ok end
+          end),
     loop(Steps, T0 + Duration),
     final(),
     cleanup(),
@@ -114,6 +123,8 @@ event({report, SupPid, What, Report, T}) ->
     add({T, report, path_of(SupPid), What, fmt(Id), fmt(proplists:get_value(reason, Report))});
 event({result, _Caller, Sup, Call, Result, T}) ->
     add({T, call, Sup, Call, fmt(Result)});
+event({root, Path, Result, T}) ->
+    add({T, root, Path, fmt(Result)});
 event(_) -> ok.
 
 %% ---------------------------------------------------------------- steps
@@ -234,10 +245,19 @@ announce(Path) ->
     receive lic_ack -> ok end,
     N.
 
+%% A supervisor's own init result per start (the file's `init` flag): ok, ignore, or {stop, R},
+%% which a supervisor module writes as exit(R) (a bad return value would fail with
+%% {bad_return, {Mod, init, Value}}).
 init({sup, Path, Flags, Children}) ->
-    announce(Path),
-    put(lic_sup, true),
-    {ok, {Flags, [child_spec(C) || C <- Children]}};
+    N = announce(Path),
+    Inits = maps:get(inits, Flags, [ok]),
+    case lists:nth(min(N, length(Inits)), Inits) of
+        ok ->
+            put(lic_sup, true),
+            {ok, {maps:without([inits], Flags), [child_spec(C) || C <- Children]}};
+        ignore -> ignore;
+        {stop, R} -> exit(R)
+    end;
 init({worker, Path, Cfg}) ->
     N = announce(Path),
     Kind = maps:get(kind, Cfg, idle),
@@ -291,6 +311,7 @@ body({_, exit, Path, N, R}) ->
 body({_, report, Sup, What, Id, R}) ->
     io_lib:format("\"ev\":\"report\",\"sup\":~s,\"what\":~s,\"id\":~s,\"reason\":~s",
                   [js(Sup), js(atom_to_list(What)), js(Id), js(R)]);
+body({_, root, Path, R}) -> io_lib:format("\"ev\":\"root\",\"path\":~s,\"result\":~s", [js(Path), js(R)]);
 body({_, call, Sup, Call, R}) ->
     io_lib:format("\"ev\":\"call\",\"sup\":~s,\"call\":~s,\"result\":~s",
                   [js(Sup), js(atom_to_list(Call)), js(R)]).

@@ -30,6 +30,7 @@ class Converter {
     } else if (t.flags.strategy == Strategy::simple_one_for_one) {
       no(t.mark, path + " is simple_one_for_one");
     }
+    if (!t.init.empty()) no(t.mark, "supervisor " + path + " has an init result of its own");
     for (const TreeNode& c : t.children) {
       const std::string p = path + "/" + c.spec.id;
       if (!c.spec.node.empty()) no(c.mark, p + " runs on node " + std::string(c.spec.node.text()) + ", not its tree's");

@@ -153,6 +153,11 @@ TreeNode gen_node(const std::string& id, const std::string& path, int depth, con
     paths.supervisors.push_back(path);
     const bool dynamic = t.flags.strategy == Strategy::simple_one_for_one;
     if (dynamic && *rc::gen::arbitrary<bool>()) t.flags.max_children = *rc::gen::inRange<std::uint32_t>(0, 100);
+    if (*rc::gen::weightedElement<bool>({{1, true}, {3, false}})) {
+      for (int i = 0, k = *rc::gen::inRange(1, 4); i < k; ++i)
+        t.init.push_back(*rc::gen::element<std::string>("ok", "ignore", "error", "error:no_db", "stop:normal",
+                                                        "stop:{shutdown,x}"));
+    }
     const int n = dynamic ? *rc::gen::inRange(0, 2) : *rc::gen::inRange(0, 4);
     if (dynamic && n == 1) paths.templated.insert(path);
     for (int i = 0; i < n; ++i) {
@@ -475,3 +480,41 @@ TEST_CASE("scenario file: seed 003's restart keys read - backoff_factor is facto
   CHECK(both.errors.front().message == "restart gives both `factor` and `backoff_factor` (the same setting, seed 003's name): give one");
 }
 
+TEST_CASE("scenario file: a supervisor's own init results read - one or a list - bad ones at their place", "[scenario]") {
+  const char* good = R"(scenario: sup_init
+tree:
+  root: {strategy: one_for_one, init: [ok, ignore]}
+  children:
+    - id: s
+      supervisor: {init: "stop:{shutdown,no_config}"}
+      children: [{id: w, behaviour: idle}]
+)";
+  const ParseResult r = parse_scenario(good, "f.yaml");
+  INFO(errors_of(r));
+  REQUIRE(r.errors.empty());
+  CHECK(r.scenario.trees.front().init == std::vector<std::string>{"ok", "ignore"});
+  CHECK(r.scenario.trees.front().children.front().init == std::vector<std::string>{"stop:{shutdown,no_config}"});
+  const ParseResult back = parse_scenario(to_yaml(r.scenario), "back.yaml");
+  REQUIRE(back.errors.empty());
+  CHECK(back.scenario == r.scenario);
+
+  const char* bad = R"(scenario: sup_init_bad
+tree:
+  root: {strategy: one_for_one, init: [ok, maybe]}
+  children:
+    - id: s
+      supervisor: {init: []}
+      children: [{id: w, behaviour: idle}]
+    - id: t
+      supervisor: {init: "stop:{error,}"}
+      children: [{id: w, behaviour: idle}]
+)";
+  const ParseResult e = parse_scenario(bad, "f.yaml");
+  const std::string all = errors_of(e);
+  INFO(all);
+  CHECK(all.find("f.yaml:3:44: init: bad init result 'maybe' (write ok, ignore, error, error:What or stop:Reason)") !=
+        std::string::npos);
+  CHECK(all.find("f.yaml:6:26: init: an empty list (give at least one result, e.g. [ok])") != std::string::npos);
+  CHECK(all.find("f.yaml:9:26: init: bad exit reason '{error,}'") != std::string::npos);
+  CHECK(e.errors.size() == 3);
+}

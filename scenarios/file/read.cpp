@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "scenarios/args.hpp"
 #include "scenarios/faults/table.hpp"
 #include "scenarios/file/validate.hpp"
 #include "supervision/lifecycle.hpp"
@@ -329,11 +330,32 @@ void read_link(Reader& rd, const YAML::Node& n, std::string_view what, LinkParam
   if (p.latency_min > p.latency_mean) rd.error(at, "latency_min is more than latency (the mean)");
 }
 
-void read_flags(Reader& rd, const YAML::Node& n, supervision::SupFlags& f) {
+/// A supervisor's own `init`: one result or a list of them, one per start attempt.
+void read_sup_init(Reader& rd, const YAML::Node& n, std::vector<std::string>& out) {
+  std::vector<YAML::Node> items;
+  if (n.IsSequence()) {
+    for (const YAML::Node& x : n) items.push_back(x);
+    if (items.empty()) rd.error(n, "init: an empty list (give at least one result, e.g. [ok])");
+  } else {
+    items.push_back(n);
+  }
+  for (const YAML::Node& x : items) {
+    std::string text;
+    if (!rd.scalar(x, "init", text)) continue;
+    InitResult r;
+    std::string why;
+    if (parse_init_result(text, r, why)) out.push_back(text);
+    else rd.error(x, "init: " + why);
+  }
+}
+
+void read_flags(Reader& rd, const YAML::Node& n, supervision::SupFlags& f, std::vector<std::string>& init) {
   if (n.IsNull()) return;  // `supervisor:` with OTP's defaults
   for (const Entry& e :
-       rd.entries(n, "supervisor flags", {"strategy", "intensity", "period", "auto_shutdown", "window", "max_children"})) {
-    if (e.key == "strategy") {
+       rd.entries(n, "supervisor flags", {"strategy", "intensity", "period", "auto_shutdown", "window", "max_children", "init"})) {
+    if (e.key == "init") {
+      read_sup_init(rd, e.value, init);
+    } else if (e.key == "strategy") {
       rd.choice(e.value, "strategy", f.strategy, supervision::parse_strategy,
                 "one_for_one, one_for_all, rest_for_one or simple_one_for_one");
     } else if (e.key == "intensity") {
@@ -533,7 +555,7 @@ void read_child_key(Reader& rd, const Entry& e, TreeNode& t, ChildKeys& k) {
   } else if (e.key == "supervisor" || e.key == "root") {
     if (k.is_sup) rd.error(e.key_node, "give the supervisor flags once (`root` or `supervisor`)");
     k.is_sup = true;
-    read_flags(rd, e.value, t.flags);
+    read_flags(rd, e.value, t.flags, t.init);
   } else if (e.key == "lifecycle") {
     k.is_life = true;
     read_lifecycle(rd, e.value, t);

@@ -48,7 +48,7 @@ void write_link(YAML::Emitter& y, const LinkParams& p, const LinkParams& base) {
   if (p.clog != base.clog) y << YAML::Key << "clog" << YAML::Value << format_duration(p.clog);
 }
 
-void write_flags(YAML::Emitter& y, const supervision::SupFlags& f) {
+void write_flags(YAML::Emitter& y, const supervision::SupFlags& f, const std::vector<std::string>& init) {
   y << YAML::Flow << YAML::BeginMap;
   y << YAML::Key << "strategy" << YAML::Value << std::string(supervision::to_string(f.strategy));
   y << YAML::Key << "intensity" << YAML::Value << f.intensity;
@@ -57,6 +57,12 @@ void write_flags(YAML::Emitter& y, const supervision::SupFlags& f) {
     y << YAML::Key << "auto_shutdown" << YAML::Value << std::string(supervision::to_string(f.auto_shutdown));
   if (f.window != supervision::IntensityWindow::otp_seconds) y << YAML::Key << "window" << YAML::Value << "precise";
   if (f.max_children) y << YAML::Key << "max_children" << YAML::Value << *f.max_children;
+  if (init.size() == 1) y << YAML::Key << "init" << YAML::Value << init.front();
+  if (init.size() > 1) {
+    y << YAML::Key << "init" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const std::string& x : init) y << x;
+    y << YAML::EndSeq;
+  }
   y << YAML::EndMap;
 }
 
@@ -119,7 +125,7 @@ void write_child(YAML::Emitter& y, const TreeNode& t, bool root) {
       break;
     case TreeNode::Kind::supervisor:
       y << YAML::Key << "supervisor" << YAML::Value;
-      write_flags(y, t.flags);
+      write_flags(y, t.flags, t.init);
       y << YAML::Key << "children" << YAML::Value << YAML::BeginSeq;
       for (const TreeNode& c : t.children) write_child(y, c, false);
       y << YAML::EndSeq;

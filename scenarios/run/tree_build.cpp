@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "scenarios/args.hpp"
+
 namespace lic::scenarios {
 
 BehaviourFactory TreeBuilder::factory(const BehaviourRef& ref) const {
@@ -64,12 +66,20 @@ supervision::SupervisorSpec TreeBuilder::supervisor(const TreeNode& t) const {
   spec.flags = t.flags;
   const bool dynamic = t.flags.strategy == supervision::Strategy::simple_one_for_one;
   for (const TreeNode& c : t.children) spec.children.push_back(child(c, dynamic));
+  for (const std::string& text : t.init) {
+    InitResult r;
+    std::string why;
+    if (!parse_init_result(text, r, why)) throw std::logic_error("supervisor init '" + text + "': " + why);  // the reader checked it
+    spec.inits.push_back(r);
+  }
   return spec;
 }
 
 std::unique_ptr<Behaviour> TreeBuilder::root(const TreeNode& t) const {
   if (t.kind == TreeNode::Kind::lifecycle) return std::make_unique<supervision::LifecycleSupervisor>(lifecycle(t));
-  return std::make_unique<supervision::Supervisor>(supervisor(t));
+  supervision::SupervisorSpec spec = supervisor(t);
+  spec.report_start = true;  // root_start: the root's own start result
+  return std::make_unique<supervision::Supervisor>(std::move(spec));
 }
 
 }  // namespace lic::scenarios
