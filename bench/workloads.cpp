@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "sim/simulation.hpp"
+#include "supervision/stock_worker.hpp"
+#include "supervision/supervisor.hpp"
 
 namespace lic::bench {
 namespace {
@@ -218,6 +220,34 @@ double timers(const TimerConfig& c) {
                                       static_cast<unsigned long long>(fired),
                                       static_cast<unsigned long long>(expected));
   return static_cast<double>(fired) / dt;
+}
+
+double supervised_worker_bytes(std::size_t workers) {
+  SimOptions o;
+  o.trace = TraceMode::off;
+  Simulation sim(o);
+  const std::size_t before = resident_bytes();
+  {
+    supervision::SupervisorSpec spec;
+    spec.flags.strategy = supervision::Strategy::one_for_one;
+    spec.children.reserve(workers);
+    for (std::size_t i = 0; i < workers; ++i) {
+      supervision::Child c;
+      c.spec.id = "w" + std::to_string(i);
+      c.start.behaviour = [] { return std::make_unique<supervision::StockWorker>(supervision::WorkerConfig{}); };
+      spec.children.push_back(std::move(c));
+    }
+    SpawnOptions so;
+    so.label = Label{Atom("/root"), 1};
+    sim.spawn(std::make_unique<supervision::Supervisor>(std::move(spec)), so);
+  }
+  sim.run();  // every worker started and idle
+  const std::size_t after = resident_bytes();
+  if (sim.process_count() != workers + 1) {
+    std::fprintf(stderr, "bench: %zu processes, expected %zu\n", sim.process_count(), workers + 1);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return static_cast<double>(after - before) / static_cast<double>(workers);
 }
 
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {

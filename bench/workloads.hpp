@@ -76,6 +76,11 @@ struct TimerConfig {
 /// W3: N processes each sleep M pseudo-random virtual durations; timer events per second.
 double timers(const TimerConfig& c);
 
+/// A root supervisor (one_for_one) with `workers` idle stock workers, all started: resident
+/// bytes per worker (the supervisor's child records, each worker's process and behaviour),
+/// tracing off. Run it isolated().
+double supervised_worker_bytes(std::size_t workers);
+
 /// Runs `fn` in a forked child and returns what it returned (NaN values if the child failed).
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn);
 
