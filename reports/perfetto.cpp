@@ -65,7 +65,7 @@ constexpr std::uint64_t kMaxFlows = 50'000;
 
 class PerfettoWriter {
  public:
-  explicit PerfettoWriter(RunView v) : v_(std::move(v)) {
+  explicit PerfettoWriter(const RunView& v) : v_(v) {
     for (std::size_t i = 0; i < v_.nodes.size(); ++i) pid_of_[v_.nodes[i]] = static_cast<int>(i) + 1;
     network_pid_ = static_cast<int>(v_.nodes.size()) + 1;
     next_tid_ = static_cast<std::int64_t>(v_.lanes.size()) + 1;
@@ -229,7 +229,7 @@ class PerfettoWriter {
     add(complete(b.label, to_string(b.kind), pid, it->second, b.from, b.to, Json::object()));
   }
 
-  RunView v_;
+  const RunView& v_;
   std::map<std::string, int> pid_of_;
   int network_pid_ = 0;
   std::int64_t next_tid_ = 1;
@@ -240,9 +240,11 @@ class PerfettoWriter {
 
 }  // namespace
 
-std::string perfetto_json(const RunReport& r) {
+std::string perfetto_json(const RunReport& r) { return perfetto_json(r, view_of(r)); }
+
+std::string perfetto_json(const RunReport& r, const RunView& v) {
   std::string out = "{\"traceEvents\":[";
-  PerfettoWriter w(view_of(r));
+  PerfettoWriter w(v);
   w.draw();
   const std::uint64_t omitted = r.trace != nullptr ? w.flows(*r.trace) : 0;
   out += w.take();

@@ -25,6 +25,7 @@
 
 #include "reports/atomic_file.hpp"
 #include "reports/run_report.hpp"
+#include "reports/run_view.hpp"
 #include "reports/trace_format.hpp"
 
 extern char** environ;  // NOLINT: POSIX's, for posix_spawn
@@ -214,11 +215,19 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
     // A tree.svg from an earlier run would not match this tree.dot.
     if (!svg.written) fs::remove(dir / "tree.svg", ec);
   }
-  write(which.timeline, written.timeline, "timeline.svg", [&r] { return timeline_svg(r); });
-  write(which.perfetto, written.perfetto, "trace.perfetto.json", [&r] { return perfetto_json(r); });
+  // The view of the run (lanes, marks, bands) is built from the trace once, for the three
+  // writers that draw it.
+  std::optional<RunView> view;
+  const auto view_once = [&]() -> const RunView& {
+    if (!view) view = view_of(r);
+    return *view;
+  };
+  write(which.timeline, written.timeline, "timeline.svg", [&] { return timeline_svg(r, view_once()); });
+  write(which.perfetto, written.perfetto, "trace.perfetto.json", [&] { return perfetto_json(r, view_once()); });
   write(which.junit, written.junit, "junit.xml", [&r] { return junit_xml(r); });
   write(which.summary, written.summary, "summary.json", [&r] { return summary_json(r); });
-  write(which.html, written.html, "index.html", [&] { return index_html(r, written, svg); });
+  write(which.html, written.html, "index.html",
+        [&] { return index_html(r, written, svg, written.timeline ? &view_once() : nullptr); });
   return errors;
 }
 
