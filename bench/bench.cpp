@@ -4,18 +4,17 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/commands.hpp"
+#include "bench/figures.hpp"
 #include "bench/workloads.hpp"
 
 namespace lic::bench {
 namespace {
 
-void print(const std::string& name, double value, const char* unit) {
-  std::printf("%s %.3g %s\n", name.c_str(), value, unit);
-  std::fflush(stdout);
-}
 
 /// Throughput on a shared machine is noisy; the best of a few runs is the least disturbed one.
 template <class F>
@@ -29,7 +28,7 @@ std::string backend_suffix(FiberBackend b) {
   return b == FiberBackend::context ? "" : "_boost_fiber";
 }
 
-void run_w1(const BenchOptions& o) {
+void run_w1(const BenchOptions& o, Figures& f) {
   const std::uint64_t hops = o.quick ? 200'000 : 5'000'000;
   const int n = o.quick ? 1 : o.repeat;
   // Interleaved, so drift in the machine's load hits the three alike; best of n each.
@@ -52,33 +51,33 @@ void run_w1(const BenchOptions& o) {
     kept = std::max(kept, ring(k).hops_per_s);
     cross = std::max(cross, ring(x).hops_per_s);
   }
-  print("w1_ring_behaviour_hops_per_s", plain, "hops/s");
-  print("w1_ring_behaviour_cross_node_hops_per_s", cross, "hops/s");
-  print("w1_ring_behaviour_trace_hash_hops_per_s", hashed, "hops/s");
-  print("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
-  print("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");
-  print("w1_trace_keep_overhead_percent", (plain / kept - 1) * 100, "%");
+  f.add("w1_ring_behaviour_hops_per_s", plain, "hops/s");
+  f.add("w1_ring_behaviour_cross_node_hops_per_s", cross, "hops/s");
+  f.add("w1_ring_behaviour_trace_hash_hops_per_s", hashed, "hops/s");
+  f.add("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
+  f.add("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");
+  f.add("w1_trace_keep_overhead_percent", (plain / kept - 1) * 100, "%");
   // Channels against mailboxes: the same ping-pong both ways.
   PingPongConfig pp;
   pp.round_trips = o.quick ? 20'000 : 500'000;
   const double chan = best_of(n, [&] { return pingpong(pp); });
   pp.channels = false;
   const double mail = best_of(n, [&] { return pingpong(pp); });
-  print("channel_pingpong_ops_per_s", chan, "ops/s");
-  print("mailbox_pingpong_ops_per_s", mail, "ops/s");
-  print("channel_vs_mailbox_ratio", chan / mail, "x");
+  f.add("channel_pingpong_ops_per_s", chan, "ops/s");
+  f.add("mailbox_pingpong_ops_per_s", mail, "ops/s");
+  f.add("channel_vs_mailbox_ratio", chan / mail, "x");
   for (FiberBackend b : {FiberBackend::context, FiberBackend::boost_fiber}) {
     if (b == FiberBackend::boost_fiber && !o.both_backends) continue;
-    RingConfig f;
-    f.behaviour = false;
-    f.backend = b;
-    f.hops = o.quick ? 100'000 : 2'000'000;
-    print("w1_ring_fiber" + backend_suffix(b) + "_hops_per_s",
-          best_of(n, [&] { return ring(f).hops_per_s; }), "hops/s");
+    RingConfig fib;
+    fib.behaviour = false;
+    fib.backend = b;
+    fib.hops = o.quick ? 100'000 : 2'000'000;
+    f.add("w1_ring_fiber" + backend_suffix(b) + "_hops_per_s",
+          best_of(n, [&] { return ring(fib).hops_per_s; }), "hops/s");
   }
 }
 
-void run_w2(const BenchOptions& o) {
+void run_w2(const BenchOptions& o, Figures& f) {
   std::vector<std::size_t> sizes = o.quick ? std::vector<std::size_t>{10'000}
                                            : std::vector<std::size_t>{10'000, 100'000, 1'000'000};
   for (bool behaviour : {true, false}) {
@@ -97,13 +96,13 @@ void run_w2(const BenchOptions& o) {
         continue;
       }
       const std::string base = std::string("w2_spawn_") + kind + "_" + std::to_string(n);
-      print(base + "_per_s", r[0], "spawns/s");
-      print(base + "_resident_per_process_bytes", r[1], "B");
+      f.add(base + "_per_s", r[0], "spawns/s");
+      f.add(base + "_resident_per_process_bytes", r[1], "B");
     }
   }
 }
 
-void run_w3(const BenchOptions& o) {
+void run_w3(const BenchOptions& o, Figures& f) {
   struct Size {
     std::size_t n, m;
   };
@@ -118,17 +117,19 @@ void run_w3(const BenchOptions& o) {
       return std::vector<double>{best_of(n, [&] { return timers(c); })};
     });
     if (r.size() == 1) {
-      print("w3_timers_behaviour_" + std::to_string(s.n) + "_events_per_s", r[0], "events/s");
+      f.add("w3_timers_behaviour_" + std::to_string(s.n) + "_events_per_s", r[0], "events/s");
     }
   }
-  TimerConfig f;
-  f.behaviour = false;
-  f.processes = 1000;
-  f.sleeps = o.quick ? 100 : 2000;
-  print("w3_timers_fiber_1000_events_per_s", best_of(n, [&] { return timers(f); }), "events/s");
+  TimerConfig fib;
+  fib.behaviour = false;
+  fib.processes = 1000;
+  fib.sleeps = o.quick ? 100 : 2000;
+  f.add("w3_timers_fiber_1000_events_per_s", best_of(n, [&] { return timers(fib); }), "events/s");
 }
 
-void run_peer(const BenchOptions& o) {
+/// The SimGrid peer's figures, read from its output and added among ours (its `name value
+/// unit` lines), so --json holds them too.
+void run_peer(const BenchOptions& o, Figures& f) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
@@ -145,17 +146,135 @@ void run_peer(const BenchOptions& o) {
   }
   if (o.quick) cmd += " --quick";
   std::fflush(stdout);
-  const int rc = std::system(cmd.c_str());
+  std::FILE* out = ::popen(cmd.c_str(), "r");
+  if (out == nullptr) {
+    std::fprintf(stderr, "bench: cannot run the SimGrid peer\n");
+    return;
+  }
+  char line[512];
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    char name[256];
+    char unit[64];
+    double value = 0;
+    if (std::sscanf(line, "%255s %lf %63s", name, &value, unit) == 3) f.add(name, value, unit);
+    else std::fprintf(stderr, "bench: from the SimGrid peer: %s", line);
+  }
+  const int rc = ::pclose(out);
   if (rc != 0) std::fprintf(stderr, "bench: SimGrid peer exited with status %d\n", rc);
+  const std::optional<double> ours = f.get("w3_timers_behaviour_1000_events_per_s");
+  const std::optional<double> theirs = f.get("simgrid_w3_timer_events_per_s");
+  if (ours && theirs) f.add("w3_1k_vs_simgrid", *ours / *theirs, "x");
+}
+
+std::string self_exe(const BenchOptions& o) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? o.self_path : self.string();
+}
+
+/// A whole command's figure, or why it has none (it did not start, or exited 2 or worse: 0 and
+/// 1 are a run's verdicts, both fine here).
+bool ran(const CommandResult& r, const std::string& name, Figures& f) {
+  if (r.exit_code == 0 || r.exit_code == 1) return true;
+  f.absent(name, "the command exited " + std::to_string(r.exit_code));
+  return false;
+}
+
+/// The pipeline for 24 virtual hours (quick: 10 minutes), with every report and without.
+void run_pipeline(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
+  const std::string file = dir.write("pipeline.yaml", kPipelineScenario).string();
+  const std::string until = o.quick ? "10m" : "24h";
+  const double virtual_s = o.quick ? 600 : 86400;
+  const std::string base = o.quick ? "pipeline_10m_" : "pipeline_";
+  const std::filesystem::path out = dir.path() / "pipeline-out";
+  const CommandResult with = run_command({self_exe(o), "run", file, "--until", until, "--out", out.string()});
+  if (ran(with, base + "reports_x_realtime", f)) {
+    f.add(base + "reports_x_realtime", virtual_s / with.wall_s, "x");
+    f.add(base + "reports_x_cpu_time", virtual_s / with.cpu_s, "x");  // steadier on a busy machine
+    f.add(base + "reports_peak_rss_mib", with.peak_rss_mib, "MiB");
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(out / "trace.jsonl", ec);
+    if (!ec) f.add(base + "trace_jsonl_mib", static_cast<double>(bytes) / (1 << 20), "MiB");
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(out, ec);
+  const CommandResult without = run_command({self_exe(o), "run", file, "--until", until});
+  if (ran(without, base + "x_realtime", f)) {
+    f.add(base + "x_realtime", virtual_s / without.wall_s, "x");
+    f.add(base + "x_cpu_time", virtual_s / without.cpu_s, "x");
+    f.add(base + "peak_rss_mib", without.peak_rss_mib, "MiB");
+  }
+}
+
+/// The same seeds swept with one job and with two: the second's speed-up.
+void run_sweep(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
+  const std::string file = dir.write("sweep.yaml", kPipelineScenario).string();
+  const std::string seeds = o.quick ? "1..4" : "1..32";
+  const std::string until = o.quick ? "1m" : "10m";
+  const std::string name = o.quick ? "sweep_quick_jobs2_speedup" : "sweep_jobs2_speedup";
+  const CommandResult one = run_command({self_exe(o), "sweep", file, "--seeds", seeds, "--until", until, "--jobs", "1"});
+  const CommandResult two = run_command({self_exe(o), "sweep", file, "--seeds", seeds, "--until", until, "--jobs", "2"});
+  if (ran(one, name, f) && ran(two, name, f)) f.add(name, one.wall_s / two.wall_s, "x");
+}
+
+/// A root with 10,000 idle workers (quick: 1,000), run with every report and without.
+void run_tree(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
+  const std::size_t n = o.quick ? 1000 : 10'000;
+  const std::string size = o.quick ? "1k" : "10k";
+  const std::string file = dir.write("tree.yaml", wide_tree_scenario(n)).string();
+  const std::filesystem::path out = dir.path() / "tree-out";
+  const CommandResult with = run_command({self_exe(o), "run", file, "--out", out.string()});
+  if (ran(with, "out_" + size + "_children_s", f)) f.add("out_" + size + "_children_s", with.wall_s, "s");
+  const CommandResult without = run_command({self_exe(o), "run", file});
+  if (ran(without, "run_" + size + "_children_s", f)) f.add("run_" + size + "_children_s", without.wall_s, "s");
+}
+
+void run_supervised(const BenchOptions& o, Figures& f) {
+  const std::size_t n = o.quick ? 10'000 : 1'000'000;
+  const std::string name = o.quick ? "supervised_worker_bytes_10k" : "supervised_worker_bytes_1m";
+  const std::vector<double> r = isolated([n] { return std::vector<double>{supervised_worker_bytes(n)}; });
+  if (r.size() == 1) f.add(name, r[0], "B");
+  else f.absent(name, "the workload's process failed");
+}
+
+/// The issue's headline names (issue 17), each a figure measured above under its own name, or
+/// null with the reason it was not measured in this invocation.
+void headline(const BenchOptions& o, Figures& f) {
+  const std::string quick = "quick mode measures smaller sizes";
+  const auto need = [&](const std::string& name, bool selected, const std::string& from, const std::string& what) {
+    const std::string why = !selected ? what + " was not selected (--only)" : o.quick ? quick : "not measured (see stderr)";
+    if (name != from) f.alias(name, from, why);
+    else if (!f.has(name)) f.absent(name, why);
+  };
+  need("pipeline_reports_x_realtime", o.pipeline, "pipeline_reports_x_realtime", "pipeline");
+  need("pipeline_reports_peak_rss_mib", o.pipeline, "pipeline_reports_peak_rss_mib", "pipeline");
+  need("trace_keep_overhead_pct", o.w1, "w1_trace_keep_overhead_percent", "w1");
+  need("trace_hash_overhead_pct", o.w1, "w1_trace_hash_overhead_percent", "w1");
+  need("w3_1m_events_per_s", o.w3, "w3_timers_behaviour_1000000_events_per_s", "w3");
+  if (!f.has("w3_1k_vs_simgrid"))
+    f.absent("w3_1k_vs_simgrid", !o.peer ? "--no-peer" : !o.w3 ? "w3 was not selected (--only)" : "the SimGrid peer did not run or gave no W3 figure");
+  need("sweep_jobs2_speedup", o.sweep, "sweep_jobs2_speedup", "sweep");
+  need("supervised_worker_bytes_1m", o.supervised, "supervised_worker_bytes_1m", "supervised");
+  need("out_10k_children_s", o.tree, "out_10k_children_s", "tree");
 }
 
 }  // namespace
 
 int run(const BenchOptions& o) {
-  if (o.w1) run_w1(o);
-  if (o.w2) run_w2(o);
-  if (o.w3) run_w3(o);
-  if (o.peer) run_peer(o);
+  Figures f(o.json);
+  if (o.w1) run_w1(o, f);
+  if (o.w2) run_w2(o, f);
+  if (o.w3) run_w3(o, f);
+  if (o.peer && (o.w1 || o.w2 || o.w3)) run_peer(o, f);
+  {
+    const ScratchFolder dir;
+    if (o.pipeline) run_pipeline(o, f, dir);
+    if (o.sweep) run_sweep(o, f, dir);
+    if (o.tree) run_tree(o, f, dir);
+  }
+  if (o.supervised) run_supervised(o, f);
+  headline(o, f);
+  if (o.json) std::printf("%s\n", f.to_json(o.quick).c_str());
   return 0;
 }
 

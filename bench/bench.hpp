@@ -1,6 +1,7 @@
 #pragma once
 // `letitcrash bench`: runs the workloads and prints one figure per line, `name value unit`,
-// followed by the SimGrid peer's figures when the peer program was built.
+// the SimGrid peer's figures (when the peer program was built) among them; or, with --json, one
+// JSON object of every figure and nothing else on stdout.
 
 #include <string>
 
@@ -10,7 +11,12 @@ namespace lic::bench {
 
 struct BenchOptions {
   bool quick = false;              ///< small sizes: a smoke run of every workload in seconds
+  bool json = false;               ///< one JSON object of every figure on stdout, nothing else
   bool w1 = true, w2 = true, w3 = true;
+  bool pipeline = true;            ///< the pipeline run with every report (a whole command)
+  bool sweep = true;               ///< sweep --jobs 2 against --jobs 1 (whole commands)
+  bool tree = true;                ///< reports of a wide tree (a whole command)
+  bool supervised = true;          ///< resident memory of a supervised worker
   bool both_backends = true;       ///< also run the fiber workloads on Boost.Fiber
   bool peer = true;                ///< run the SimGrid peer if it was built
   std::size_t w2_fiber_max = 100'000;
@@ -18,7 +24,7 @@ struct BenchOptions {
   std::string self_path;           ///< argv[0]-ish path, to find the peer next to it
 };
 
-/// Prints the figures to stdout; returns a process exit code.
+/// Prints the figures to stdout (one per line, or one JSON object); returns a process exit code.
 int run(const BenchOptions& o);
 
 }  // namespace lic::bench

@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "sim/simulation.hpp"
+#include "supervision/stock_worker.hpp"
+#include "supervision/supervisor.hpp"
 
 namespace lic::bench {
 namespace {
@@ -218,6 +220,42 @@ double timers(const TimerConfig& c) {
                                       static_cast<unsigned long long>(fired),
                                       static_cast<unsigned long long>(expected));
   return static_cast<double>(fired) / dt;
+}
+
+double supervised_worker_bytes(std::size_t workers) {
+  SimOptions o;
+  o.trace = TraceMode::off;
+  Simulation sim(o);
+  const std::size_t before = resident_bytes();
+  // sqrt(N) supervisors of sqrt(N) workers each: a supervisor checks its children's ids for
+  // duplicates pairwise (quadratic in its width), so one supervisor of 1M would take hours.
+  const auto width = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(workers))));
+  {
+    supervision::SupervisorSpec root;
+    root.flags.strategy = supervision::Strategy::one_for_one;
+    for (std::size_t made = 0, g = 0; made < workers; ++g) {
+      supervision::SupervisorSpec group;
+      group.flags.strategy = supervision::Strategy::one_for_one;
+      for (std::size_t i = 0; i < width && made < workers; ++i, ++made) {
+        supervision::Child c;
+        c.spec.id = "w" + std::to_string(i);
+        c.start.behaviour = [] { return std::make_unique<supervision::StockWorker>(supervision::WorkerConfig{}); };
+        group.children.push_back(std::move(c));
+      }
+      root.children.push_back(supervision::Supervisor::child("g" + std::to_string(g), std::move(group)));
+    }
+    SpawnOptions so;
+    so.label = Label{Atom("/root"), 1};
+    sim.spawn(std::make_unique<supervision::Supervisor>(std::move(root)), so);
+  }
+  sim.run();  // every worker started and idle
+  const std::size_t after = resident_bytes();
+  const std::size_t supervisors = 1 + (workers + width - 1) / width;
+  if (sim.process_count() != workers + supervisors) {
+    std::fprintf(stderr, "bench: %zu processes, expected %zu\n", sim.process_count(), workers + supervisors);
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return static_cast<double>(after - before) / static_cast<double>(workers);
 }
 
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {

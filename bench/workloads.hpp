@@ -76,6 +76,12 @@ struct TimerConfig {
 /// W3: N processes each sleep M pseudo-random virtual durations; timer events per second.
 double timers(const TimerConfig& c);
 
+/// `workers` idle stock workers under a two-level tree (a root over sqrt(N) one_for_one
+/// supervisors of sqrt(N) workers each), all started: resident bytes per worker (the child
+/// records, each worker's process and behaviour, a share of the supervisors), tracing off.
+/// Run it isolated().
+double supervised_worker_bytes(std::size_t workers);
+
 /// Runs `fn` in a forked child and returns what it returned (NaN values if the child failed).
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn);
 

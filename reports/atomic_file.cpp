@@ -1,11 +1,13 @@
 #include "reports/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace lic::reports {
 
@@ -25,28 +27,75 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
   }
 }
 
-std::string write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) return "cannot create " + path.parent_path().string() + ": " + ec.message();
-  remove_stale_temporaries(path);
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return "cannot write " + tmp.string() + ": " + std::strerror(errno);
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() &&
-                  std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    fs::remove(tmp, ec);
-    return "cannot write " + tmp.string() + ": " + std::strerror(errno);
-  }
-  fs::rename(tmp, path, ec);
+  if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
   if (ec) {
-    fs::remove(tmp, ec);
-    return "cannot rename into " + path.string() + ": " + ec.message();
+    error_ = "cannot create " + path_.parent_path().string() + ": " + ec.message();
+    return;
   }
+  remove_stale_temporaries(path_);
+  tmp_ = path_.string() + ".tmp." + std::to_string(getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
+  buf_.reserve(kChunkBytes + kChunkBytes / 4);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+}
+
+void AtomicFileWriter::write_out(std::string_view bytes) {
+  while (error_.empty() && !bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error_ = "cannot write " + tmp_.string() + ": " + std::strerror(n < 0 ? errno : EIO);
+      return;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void AtomicFileWriter::flush() {
+  write_out(buf_);
+  buf_.clear();
+}
+
+void AtomicFileWriter::write(std::string_view text) {
+  if (text.size() >= kChunkBytes) {
+    flush();
+    write_out(text);
+    return;
+  }
+  buf_ += text;
+  flush_if_full();
+}
+
+std::string AtomicFileWriter::commit() {
+  flush();
+  if (error_.empty() && ::fsync(fd_) != 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
+  if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty())
+    error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
+  fd_ = -1;
+  if (!error_.empty()) return error_;
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) return error_ = "cannot rename into " + path_.string() + ": " + ec.message();
+  committed_ = true;
   return {};
+}
+
+std::string write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  AtomicFileWriter w(path);
+  if (!w.error().empty()) return w.error();
+  w.write(content);
+  return w.commit();
 }
 
 }  // namespace lic::reports

@@ -2,11 +2,51 @@
 // Outputs are written atomically: to a temporary file in the same directory, then renamed, so a
 // reader never sees half a report and an interrupted run leaves the old file intact.
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
 
 namespace lic::reports {
+
+/// A file written atomically piece by piece, never held whole in memory: text appended to
+/// buffer() goes out to `<path>.tmp.<pid>` in chunks (flush_if_full()), and commit() writes the
+/// rest, syncs and renames it into place. Destroyed without a successful commit(), it removes
+/// the temporary.
+class AtomicFileWriter {
+ public:
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+
+  /// Creates parent directories and opens the temporary (after removing a killed writer's).
+  explicit AtomicFileWriter(std::filesystem::path path);
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+
+  /// Not empty: the file could not be opened or written (commit() returns it too).
+  const std::string& error() const { return error_; }
+  /// Where the next bytes go; call flush_if_full() after appending.
+  std::string& buffer() { return buf_; }
+  void flush_if_full() {
+    if (buf_.size() >= kChunkBytes) flush();
+  }
+  /// Appends `text` (written straight through when it is larger than a chunk).
+  void write(std::string_view text);
+  /// Writes what is buffered, syncs, closes and renames into place. Returns an error message,
+  /// empty on success.
+  std::string commit();
+
+ private:
+  void flush();
+  void write_out(std::string_view bytes);
+
+  std::filesystem::path path_;
+  std::filesystem::path tmp_;
+  std::string buf_;
+  std::string error_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
 
 /// Writes `content` to `path` atomically; creates parent directories. A `<path>.tmp.<pid>` left
 /// beside it by a writer that was killed (its process is gone) is removed first. Returns an

@@ -95,7 +95,7 @@ std::string facts(const RunReport& r) {
 
 std::string_view page_style() { return kStyle; }
 
-std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg) {
+std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg, const RunView* view) {
   const char* verdict = r.passed ? "PASS" : !r.stopped.empty() ? "STOPPED" : "FAIL";
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>{}: {}</title>\n", xml_escape(r.scenario), verdict);
@@ -124,7 +124,7 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
     }
   }
   if (written.timeline) {
-    out += "<h2>Timeline</h2>\n" + timeline_html(r);
+    out += "<h2>Timeline</h2>\n" + (view != nullptr ? timeline_html(r, *view) : timeline_html(r));
     out += "<p>The same as a file: <a href=\"timeline.svg\">timeline.svg</a>.</p>\n";
   }
   out += "<h2>Files</h2>\n<ul>\n";

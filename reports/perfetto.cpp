@@ -9,9 +9,15 @@
 // most kMaxFlows of them, in trace order (otherData says how many were left out). Times in
 // microseconds, fractional: the trace is in ns.
 
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <iterator>
 #include <map>
-#include <utility>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +30,8 @@ namespace lic::reports {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 double micros(Time t) { return static_cast<double>(t.ns) / 1000.0; }
 double micros(Duration d) { return static_cast<double>(d.ns) / 1000.0; }
@@ -57,7 +65,7 @@ constexpr std::uint64_t kMaxFlows = 50'000;
 
 class PerfettoWriter {
  public:
-  explicit PerfettoWriter(RunView v) : v_(std::move(v)) {
+  explicit PerfettoWriter(const RunView& v) : v_(v) {
     for (std::size_t i = 0; i < v_.nodes.size(); ++i) pid_of_[v_.nodes[i]] = static_cast<int>(i) + 1;
     network_pid_ = static_cast<int>(v_.nodes.size()) + 1;
     next_tid_ = static_cast<std::int64_t>(v_.lanes.size()) + 1;
@@ -76,7 +84,8 @@ class PerfettoWriter {
     for (const Band& b : v_.bands) band(b);
   }
 
-  std::vector<Json> take() { return std::exchange(out_, {}); }
+  /// The events rendered so far, each after a "\n" (the first) or ",\n".
+  std::string take() { return std::exchange(out_, {}); }
 
   /// Flow events for the messages of `trace` between two processes with lanes: a remote
   /// message from its send to its `deliver` (a duplicate gets a flow per copy), a local one at
@@ -99,11 +108,8 @@ class PerfettoWriter {
         ++omitted;
         return;
       }
-      const std::string name = send.tag.empty() ? "message" : std::string(send.tag.text());
-      add({{"name", name}, {"cat", "message"}, {"ph", "s"}, {"id", next}, {"ts", micros(send.time)}, {"pid", a->second.pid},
-           {"tid", a->second.tid}});
-      add({{"name", name}, {"cat", "message"}, {"ph", "f"}, {"bp", "e"}, {"id", next}, {"ts", micros(at)}, {"pid", b->second.pid},
-           {"tid", b->second.tid}});
+      flow_event(send.tag, "s", next, send.time, a->second.pid, a->second.tid);
+      flow_event(send.tag, "f\",\"bp\":\"e", next, at, b->second.pid, b->second.tid);
       ++next;
     };
     for (const TraceEvent& e : trace) {
@@ -124,7 +130,51 @@ class PerfettoWriter {
   }
 
  private:
-  void add(Json j) { out_.push_back(std::move(j)); }
+  void separate() { out_ += out_.empty() ? "\n" : ",\n"; }
+  void add(const Json& j) {
+    separate();
+    out_ += dump(j);
+  }
+
+  /// A flow event written straight into the output, byte for byte what add() would write for
+  /// {"name", "cat":"message", "ph", "id", "ts", "pid", "tid"}: up to 100,000 of them, where
+  /// building each as a Json object was most of the file's cost. `ph` may carry `","bp":"e`.
+  void flow_event(Atom tag, const char* ph, std::uint64_t id, Time at, int pid, std::int64_t tid) {
+    separate();
+    out_ += "{\"name\":";
+    append_string(tag.empty() ? std::string_view("message") : tag.text());
+    out_ += ",\"cat\":\"message\",\"ph\":\"";
+    out_ += ph;
+    fmt::format_to(std::back_inserter(out_), "\",\"id\":{},\"ts\":", id);
+    append_number(micros(at));
+    fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"tid\":{}}}", pid, tid);
+  }
+
+  /// A JSON string as dump() writes it: plain printable ASCII as it is, anything else through
+  /// nlohmann (its escapes, and U+FFFD for bad UTF-8).
+  void append_string(std::string_view text) {
+    for (const char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+        out_ += dump(Json(std::string(text)));
+        return;
+      }
+    }
+    out_ += '"';
+    out_ += text;
+    out_ += '"';
+  }
+
+  /// A number as dump() writes a double: nlohmann's own shortest-digits formatter.
+  void append_number(double x) {
+    if (!std::isfinite(x)) {
+      out_ += "null";
+      return;
+    }
+    std::array<char, 64> buf{};
+    char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), x);
+    out_.append(buf.data(), static_cast<std::size_t>(end - buf.data()));
+  }
 
   int pid_of(const std::string& node) const {
     auto it = pid_of_.find(node);
@@ -179,27 +229,25 @@ class PerfettoWriter {
     add(complete(b.label, to_string(b.kind), pid, it->second, b.from, b.to, Json::object()));
   }
 
-  RunView v_;
+  const RunView& v_;
   std::map<std::string, int> pid_of_;
   int network_pid_ = 0;
   std::int64_t next_tid_ = 1;
   std::map<std::string, std::int64_t> network_tids_;
   std::map<std::string, std::int64_t> node_tids_;
-  std::vector<Json> out_;
+  std::string out_;
 };
 
 }  // namespace
 
-std::string perfetto_json(const RunReport& r) {
-  const auto dump = [](const Json& j) {
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  };
+std::string perfetto_json(const RunReport& r) { return perfetto_json(r, view_of(r)); }
+
+std::string perfetto_json(const RunReport& r, const RunView& v) {
   std::string out = "{\"traceEvents\":[";
-  PerfettoWriter w(view_of(r));
+  PerfettoWriter w(v);
   w.draw();
   const std::uint64_t omitted = r.trace != nullptr ? w.flows(*r.trace) : 0;
-  const std::vector<Json> events = w.take();
-  for (std::size_t i = 0; i < events.size(); ++i) out += (i == 0 ? "\n" : ",\n") + dump(events[i]);
+  out += w.take();
   Json other = {{"scenario", r.scenario}, {"seed", r.seed}, {"trace_hash", hash_hex(r.trace_hash)}};
   if (omitted > 0) other["flows_omitted"] = omitted;
   out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + dump(other) + "}\n";

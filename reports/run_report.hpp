@@ -17,6 +17,8 @@
 
 namespace lic::reports {
 
+struct RunView;  // reports/run_view.hpp: what the timeline and Perfetto writers draw
+
 /// A node of the tree as the scenario declares it (for the diagram's labels).
 struct ShapeNode {
   std::string path;   ///< "/root/input/parser"
@@ -123,8 +125,11 @@ std::string summary_json(const RunReport& r);
 std::string tree_dot(const RunReport& r);
 /// timeline.svg: one lane per tree path over [0, end).
 std::string timeline_svg(const RunReport& r);
+/// The same from a view built once (view_of(r)) for every writer that reads it.
+std::string timeline_svg(const RunReport& r, const RunView& v);
 /// trace.perfetto.json: Chrome trace event format.
 std::string perfetto_json(const RunReport& r);
+std::string perfetto_json(const RunReport& r, const RunView& v);
 /// junit.xml: one test case per check; a failure carries the reproduce command.
 std::string junit_xml(const RunReport& r);
 /// What became of tree.svg: written, or why not (empty `problem`: Graphviz's `dot` is not on
@@ -141,7 +146,9 @@ struct TreeSvg {
 inline constexpr std::size_t kDotNodesMax = 2000;
 
 /// index.html: the verdict table and links to the other files.
-std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg);
+/// `view`, when given, is view_of(r) already built (the timeline section draws it).
+std::string index_html(const RunReport& r, const ReportSelection& written, const TreeSvg& svg,
+                       const RunView* view = nullptr);
 
 /// Writes the selected reports into `dir`, as one run's folder: every file is written into a
 /// fresh folder beside it (`<dir>.tmp.<pid>`) with manifest.json (the run, and each file's

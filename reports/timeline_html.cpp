@@ -237,8 +237,9 @@ std::string script_safe(const std::string& json) {
 
 }  // namespace
 
-std::string timeline_html(const RunReport& r) {
-  const RunView v = view_of(r);
+std::string timeline_html(const RunReport& r) { return timeline_html(r, view_of(r)); }
+
+std::string timeline_html(const RunReport& r, const RunView& v) {
   std::string out = kStyle;
   out += "<div class=\"tl-controls\"><button id=\"zoom-in\" type=\"button\" title=\"zoom in (or the mouse wheel over the plot)\">zoom in</button>"
          "<button id=\"zoom-out\" type=\"button\">zoom out</button><button id=\"zoom-reset\" type=\"button\">whole run</button>"

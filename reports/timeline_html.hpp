@@ -12,5 +12,8 @@ namespace lic::reports {
 /// draws into, div#tip, the run's view as JSON, and the script. A failing check's witness links
 /// to `#t=<ns>`, which centres the window there and draws #tl-cursor.
 std::string timeline_html(const RunReport& r);
+/// The same from a view already built from the run (write_reports builds it once for every
+/// writer that reads it).
+std::string timeline_html(const RunReport& r, const RunView& v);
 
 }  // namespace lic::reports

@@ -159,7 +159,7 @@ std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) 
 
 class TimelineWriter {
  public:
-  TimelineWriter(const RunReport& r, RunView v) : r_(r), v_(std::move(v)), sc_(v_.end) {
+  TimelineWriter(const RunReport& r, const RunView& v) : r_(r), v_(v), sc_(v_.end) {
     const std::size_t all = v_.lanes.size() + v_.backlogs.size() + role_lanes();
     const double n = static_cast<double>(std::max<std::size_t>(all, 1));
     lane_h_ = std::clamp(std::floor(kLanesHeightGoal / n), kLaneHeightMin, kLaneHeightMax);
@@ -464,7 +464,7 @@ class TimelineWriter {
   }
 
   const RunReport& r_;
-  RunView v_;
+  const RunView& v_;
   Scale sc_;
   double lane_h_ = kLaneHeightMax;
   double lanes_bottom_ = kLanesTop;
@@ -474,6 +474,7 @@ class TimelineWriter {
 
 }  // namespace
 
-std::string timeline_svg(const RunReport& r) { return TimelineWriter(r, view_of(r)).write(); }
+std::string timeline_svg(const RunReport& r) { return timeline_svg(r, view_of(r)); }
+std::string timeline_svg(const RunReport& r, const RunView& v) { return TimelineWriter(r, v).write(); }
 
 }  // namespace lic::reports

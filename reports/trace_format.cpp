@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
+#include <string_view>
 
 namespace lic::reports {
 namespace {
@@ -61,7 +64,106 @@ std::string format_event_text(const TraceEvent& e) {
   return line;
 }
 
-std::string format_event_json(const TraceEvent& e) {
+namespace {
+
+/// nlohmann's rendering of one string value (its escapes, its UTF-8 check and its error on bad
+/// UTF-8): the fallback for text that is not plain ASCII, so every byte stays as it was.
+void append_json_string_slow(std::string& out, std::string_view s) {
+  out += nlohmann::json(std::string(s)).dump();
+}
+
+/// A byte that a JSON string cannot hold as it is (a control character, `"`, `\`), or one
+/// past ASCII (left to nlohmann, which checks the UTF-8).
+inline bool special(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+
+/// Text with odd bytes: escaped as nlohmann's dump() escapes (ensure_ascii off): `"` `\` and
+/// the control characters, \b \f \n \r \t by name and the rest as \u00xx.
+void append_json_string_escaped(std::string& out, std::string_view s) {
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return append_json_string_slow(out, s);
+  }
+  out += '"';
+  std::size_t plain = 0;  // start of the run of bytes copied as they are
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (!special(c)) continue;
+    out.append(s.data() + plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"': out.append("\\\"", 2); break;
+      case '\\': out.append("\\\\", 2); break;
+      case '\b': out.append("\\b", 2); break;
+      case '\f': out.append("\\f", 2); break;
+      case '\n': out.append("\\n", 2); break;
+      case '\r': out.append("\\r", 2); break;
+      case '\t': out.append("\\t", 2); break;
+      default: fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+    }
+  }
+  out.append(s.data() + plain, s.size() - plain);
+  out += '"';
+}
+
+/// A JSON string as nlohmann's dump() writes it: plain text (paths, atoms, names: nearly all)
+/// in one copy.
+void append_json_string(std::string& out, std::string_view s) {
+  for (const char c : s) {
+    if (special(static_cast<unsigned char>(c))) return append_json_string_escaped(out, s);
+  }
+  out += '"';
+  out.append(s.data(), s.size());
+  out += '"';
+}
+
+/// A string literal without strlen.
+template <std::size_t N>
+void lit(std::string& out, const char (&text)[N]) {
+  out.append(text, N - 1);
+}
+
+template <class Int>
+void append_int(std::string& out, Int v) {
+  const fmt::format_int digits(v);
+  out.append(digits.data(), digits.size());
+}
+
+void append_field_value(std::string& out, const FieldValue& v) {
+  switch (v.index()) {
+    case 0: return append_int(out, std::get<std::int64_t>(v));
+    case 1: return append_json_string(out, std::get<Atom>(v).text());
+    case 2: return append_int(out, std::get<Pid>(v).id);
+    case 3: return append_int(out, std::get<Duration>(v).ns);
+    default: return append_json_string(out, std::get<std::string>(v));
+  }
+}
+
+/// Two fields with one key: nlohmann's object keeps the first place and the last value; the
+/// rare event that has them takes the reference path.
+bool has_duplicate_keys(std::span<const TraceField> fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (fields[i].key == fields[j].key) return true;
+    }
+  }
+  return false;
+}
+
+void append_fields(std::string& out, std::span<const TraceField> fields) {
+  lit(out, ",\"fields\":{");
+  bool first = true;
+  for (const TraceField& f : fields) {
+    if (!first) out += ',';
+    first = false;
+    append_json_string(out, f.key.text());
+    out += ':';
+    append_field_value(out, f.value);
+  }
+  out += '}';
+}
+
+/// The reference rendering (nlohmann::ordered_json, key by key): the fast path below writes
+/// the same bytes, and a test holds the two equal over whole catalogue traces.
+std::string event_json_reference(const TraceEvent& e) {
   nlohmann::ordered_json j;
   j["seq"] = e.seq;
   j["t_ns"] = e.time.ns;
@@ -91,6 +193,79 @@ std::string format_event_json(const TraceEvent& e) {
   return j.dump();
 }
 
-void JsonlSink::on_event(const TraceEvent& e) { out_ << format_event_json(e) << '\n'; }
+}  // namespace
+
+std::string format_event_json_reference(const TraceEvent& e) { return event_json_reference(e); }
+
+void append_event_json(std::string& out, const TraceEvent& e) {
+  if (has_duplicate_keys(e.fields())) {
+    out += event_json_reference(e);
+    return;
+  }
+  lit(out, "{\"seq\":");
+  append_int(out, e.seq);
+  lit(out, ",\"t_ns\":");
+  append_int(out, e.time.ns);
+  lit(out, ",\"kind\":");
+  append_json_string(out, e.kind == EventKind::system ? e.name.text() : to_string(e.kind));
+  lit(out, ",\"node\":");
+  append_json_string(out, e.node.text());
+  lit(out, ",\"pid\":");
+  append_int(out, e.pid.id);
+  if (!e.label.name.empty()) {
+    lit(out, ",\"path\":");
+    append_json_string(out, e.label.name.text());
+    lit(out, ",\"start\":");
+    append_int(out, e.label.instance);
+  }
+  if (e.other) {
+    lit(out, ",\"other\":");
+    append_int(out, e.other.id);
+  }
+  if (!e.tag.empty()) {
+    lit(out, ",\"tag\":");
+    append_json_string(out, e.tag.text());
+  }
+  if (e.kind == EventKind::clock_change) {
+    lit(out, ",\"skew_ns\":");
+    append_int(out, static_cast<std::int64_t>(e.msg));
+    lit(out, ",\"drift_ppm\":");
+    append_int(out, static_cast<std::int64_t>(e.other.id));
+    out += '}';
+    return;
+  }
+  if (is_chan(e.kind)) {
+    out += ',';
+    append_json_string(out, chan_size_key(e.kind));
+    out += ':';
+    append_int(out, e.msg);
+  } else if (e.msg != 0) {
+    lit(out, ",\"msg\":");
+    append_int(out, e.msg);
+  }
+  if (has_reason(e.kind)) {
+    lit(out, ",\"reason\":");
+    append_json_string(out, to_string(e.reason));
+  }
+  if (is_chan(e.kind) && !e.reason.detail.empty()) {
+    lit(out, ",\"op\":");
+    append_json_string(out, e.reason.detail.text());
+  }
+  if (e.field_count != 0) append_fields(out, e.fields());
+  out += '}';
+}
+
+std::string format_event_json(const TraceEvent& e) {
+  std::string out;
+  append_event_json(out, e);
+  return out;
+}
+
+void JsonlSink::on_event(const TraceEvent& e) {
+  line_.clear();
+  append_event_json(line_, e);
+  line_ += '\n';
+  out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
+}
 
 }  // namespace lic::reports

@@ -18,6 +18,14 @@ std::string format_event_text(const TraceEvent& e);
 /// One JSON object, no newline: {"seq":..,"t_ns":..,"kind":"exit","pid":3,...}.
 std::string format_event_json(const TraceEvent& e);
 
+/// The same object appended to `out` (a buffer reused from event to event: no allocation once
+/// it has grown). Written by hand, byte for byte what nlohmann's dump() of the object writes.
+void append_event_json(std::string& out, const TraceEvent& e);
+
+/// The same object built with nlohmann::ordered_json: the reference the fast writer is tested
+/// against (slow; for tests).
+std::string format_event_json_reference(const TraceEvent& e);
+
 /// Streams every event as a JSON line to `out` while the simulation runs.
 class JsonlSink final : public TraceSink {
  public:
@@ -26,6 +34,7 @@ class JsonlSink final : public TraceSink {
 
  private:
   std::ostream& out_;
+  std::string line_;
 };
 
 }  // namespace lic::reports

@@ -25,6 +25,7 @@
 
 #include "reports/atomic_file.hpp"
 #include "reports/run_report.hpp"
+#include "reports/run_view.hpp"
 #include "reports/trace_format.hpp"
 
 extern char** environ;  // NOLINT: POSIX's, for posix_spawn
@@ -101,14 +102,22 @@ std::string render_svg(const fs::path& dot, const fs::path& in, const fs::path& 
   return message;
 }
 
-std::string trace_jsonl(const RunReport& r) {
-  std::string out;
-  if (!r.trace_header.empty()) out += r.trace_header + '\n';  // how to run it again (replay)
-  for (const TraceEvent& e : *r.trace) {
-    out += format_event_json(e);
-    out += '\n';
+/// trace.jsonl, streamed: each event is rendered into one reused buffer that goes to the file
+/// a chunk at a time, so the file is never held whole in memory.
+std::string write_trace_jsonl(const RunReport& r, const fs::path& path) {
+  AtomicFileWriter w(path);
+  if (!w.error().empty()) return w.error();
+  std::string& buf = w.buffer();
+  if (!r.trace_header.empty()) {  // how to run it again (replay)
+    buf += r.trace_header;
+    buf += '\n';
   }
-  return out;
+  for (const TraceEvent& e : *r.trace) {
+    append_event_json(buf, e);
+    buf += '\n';
+    w.flush_if_full();
+  }
+  return w.commit();
 }
 
 /// Every file a run folder holds; another file in `--out` means it is not one.
@@ -182,8 +191,10 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
   };
   if (which.trace && r.trace == nullptr) {
     errors.push_back("cannot write " + (dir / "trace.jsonl").string() + ": the run kept no trace");
-  } else {
-    write(which.trace, written.trace, "trace.jsonl", [&r] { return trace_jsonl(r); });
+  } else if (which.trace) {
+    std::string e = write_trace_jsonl(r, dir / "trace.jsonl");
+    written.trace = e.empty();
+    if (!written.trace) errors.push_back(std::move(e));
   }
   write(which.tree, written.tree, "tree.dot", [&r] { return tree_dot(r); });
   TreeSvg svg;
@@ -204,11 +215,19 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
     // A tree.svg from an earlier run would not match this tree.dot.
     if (!svg.written) fs::remove(dir / "tree.svg", ec);
   }
-  write(which.timeline, written.timeline, "timeline.svg", [&r] { return timeline_svg(r); });
-  write(which.perfetto, written.perfetto, "trace.perfetto.json", [&r] { return perfetto_json(r); });
+  // The view of the run (lanes, marks, bands) is built from the trace once, for the three
+  // writers that draw it.
+  std::optional<RunView> view;
+  const auto view_once = [&]() -> const RunView& {
+    if (!view) view = view_of(r);
+    return *view;
+  };
+  write(which.timeline, written.timeline, "timeline.svg", [&] { return timeline_svg(r, view_once()); });
+  write(which.perfetto, written.perfetto, "trace.perfetto.json", [&] { return perfetto_json(r, view_once()); });
   write(which.junit, written.junit, "junit.xml", [&r] { return junit_xml(r); });
   write(which.summary, written.summary, "summary.json", [&r] { return summary_json(r); });
-  write(which.html, written.html, "index.html", [&] { return index_html(r, written, svg); });
+  write(which.html, written.html, "index.html",
+        [&] { return index_html(r, written, svg, written.timeline ? &view_once() : nullptr); });
   return errors;
 }
 

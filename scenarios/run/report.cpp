@@ -157,7 +157,8 @@ std::vector<std::string> write_run_reports(const Scenario& s, const RunResult& r
                                            const std::optional<Time>& until, const std::string& reproduce,
                                            const std::filesystem::path& dir) {
   reports::RunReport rep = make_report(s, r, file, reproduce);
-  rep.trace_header = trace_header(s, r.seed, r.tie_break, until, file);
+  // The header re-serialises the whole scenario: only for a trace.jsonl that is written.
+  if (s.reports.trace) rep.trace_header = trace_header(s, r.seed, r.tie_break, until, file);
   return reports::write_reports(rep, dir, selection(s.reports));
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "bench/bench.hpp"
@@ -85,22 +86,24 @@ using Action = std::function<int()>;
 Action add_bench(CLI::App& app, const std::string& self) {
   auto o = std::make_shared<bench::BenchOptions>();
   o->self_path = self;
-  auto only = std::make_shared<std::string>("w1,w2,w3");
+  auto only = std::make_shared<std::string>("w1,w2,w3,pipeline,sweep,tree,supervised");
   auto backend = std::make_shared<std::string>("both");
   auto* b = app.add_subcommand("bench", "Run the benchmark workloads (docs/benchmarks.md) and print `name value unit` lines");
   b->add_flag("--quick", o->quick, "Small sizes: a smoke run of every workload in a few seconds");
-  b->add_option("--only", *only, "Comma-separated workloads to run: w1, w2, w3")
+  b->add_flag("--json", o->json, "Print one JSON object of every figure (null with a reason for one not measured) and nothing else on stdout");
+  b->add_option("--only", *only, "Comma-separated workloads to run: w1, w2, w3, pipeline, sweep, tree, supervised")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             for (std::size_t i = 0; i <= s.size();) {
               const std::size_t j = std::min(s.find(',', i), s.size());
               const std::string w = s.substr(i, j - i);
-              if (w != "w1" && w != "w2" && w != "w3") return "unknown workload '" + w + "' (w1, w2, w3)";
+              static const std::set<std::string> known{"w1", "w2", "w3", "pipeline", "sweep", "tree", "supervised"};
+              if (!known.contains(w)) return "unknown workload '" + w + "' (w1, w2, w3, pipeline, sweep, tree, supervised)";
               i = j + 1;
             }
             return {};
           },
-          "w1,w2,w3"));
+          "w1,...,supervised"));
   b->add_option("--backend", *backend, "Fiber backends for the fiber workloads: context, or both")->check(CLI::IsMember({"context", "both"}));
   b->add_flag("!--no-peer", o->peer, "Do not run the SimGrid peer");
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
@@ -115,9 +118,15 @@ Action add_bench(CLI::App& app, const std::string& self) {
   return [b, bb, o, bugs, only, backend] {
     if (!b->parsed()) return -1;
     if (bb->parsed()) return bench::run_bugs(*bugs);
-    o->w1 = only->find("w1") != std::string::npos;
-    o->w2 = only->find("w2") != std::string::npos;
-    o->w3 = only->find("w3") != std::string::npos;
+    const std::string list = "," + *only + ",";
+    const auto picked = [&list](const char* w) { return list.find("," + std::string(w) + ",") != std::string::npos; };
+    o->w1 = picked("w1");
+    o->w2 = picked("w2");
+    o->w3 = picked("w3");
+    o->pipeline = picked("pipeline");
+    o->sweep = picked("sweep");
+    o->tree = picked("tree");
+    o->supervised = picked("supervised");
     o->both_backends = *backend == "both";
     return bench::run(*o);
   };
