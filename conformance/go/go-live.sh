@@ -4,9 +4,17 @@
 # the recording is rewritten from the Go runtime installed here (then review the diff and the
 # table in docs/conformance-go.md before committing).
 #
-#   conformance/go/go-live.sh [--go PATH] [--out FILE] [--update]
+# With --shutdown TESTS (the go_conformance_tests binary) it runs seed 004's shutdown orders on
+# real goroutines instead (shutdown/, about 15-20 s) and checks the fresh output against the
+# simulator with the [shutdown] test cases, the same comparison `ctest -L conformance` makes with
+# the committed shutdown.expected. The counts vary from run to run, so the comparison is on the
+# outcomes and within the bounds the test states. With --update as well, shutdown.expected is
+# rewritten from the fresh output, only when that comparison passes.
 #
-# Exit 0: Go answers every case as recorded. 1: a case differs (the diff is printed).
+#   conformance/go/go-live.sh [--go PATH] [--out FILE] [--update] [--shutdown TESTS]
+#
+# Exit 0: Go answers every case as recorded (the shutdown orders come out as simulated).
+# 1: a case differs (the diff, or the failing comparison, is printed).
 # 2: go is not installed, or a bad argument.
 set -euo pipefail
 
@@ -14,12 +22,16 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 go_bin="go"
 out=""
 update=0
+shutdown_tests=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --go|--out|--shutdown)
+      if [ $# -lt 2 ] || [ -z "$2" ]; then echo "go-live.sh: $1 needs a value (see --help)" >&2; exit 2; fi ;;&
     --go) go_bin="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --update) update=1; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --shutdown) shutdown_tests="$2"; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "go-live.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -29,13 +41,37 @@ if ! command -v "$go_bin" >/dev/null 2>&1; then
   exit 2
 fi
 
+if [ -n "$shutdown_tests" ] && ! [ -x "$shutdown_tests" ]; then
+  echo "go-live.sh: --shutdown '$shutdown_tests' is not an executable (build go_conformance_tests)" >&2
+  exit 2
+fi
+
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-[ -n "$out" ] || out="$tmp/channels.recorded"
-# A private build cache when HOME is not writable (CI sandboxes).
+# A private build cache when HOME is not writable (CI sandboxes). Both programs use the
+# standard library only: nothing is ever downloaded.
 if [ -z "${GOCACHE:-}" ] && ! [ -w "${HOME:-/nonexistent}" ]; then export GOCACHE="$tmp/gocache"; fi
+export GOPROXY=off
 
 echo "go-live: $("$go_bin" version)"
+
+if [ -n "$shutdown_tests" ]; then
+  [ -n "$out" ] || out="$tmp/shutdown.recorded"
+  (cd "$here/shutdown" && "$go_bin" run .) >"$out"
+  cat "$out"
+  if ! LIC_GO_SHUTDOWN_RECORDING="$out" "$shutdown_tests" '[shutdown]'; then
+    echo "go-live: the shutdown orders on real goroutines no longer come out as the simulator's (above)" >&2
+    exit 1
+  fi
+  if [ "$update" = 1 ]; then
+    cp "$out" "$here/shutdown.expected"
+    echo "go-live: re-recorded $here/shutdown.expected"
+  fi
+  echo "go-live: the shutdown orders on real goroutines come out as simulated"
+  exit 0
+fi
+
+[ -n "$out" ] || out="$tmp/channels.recorded"
 (cd "$here/channels" && "$go_bin" run .) >"$out"
 
 if [ "$update" = 1 ]; then

@@ -1,0 +1,3 @@
+module letitcrash/conformance/go/shutdown
+
+go 1.19

@@ -1,0 +1,158 @@
+package main
+
+// The trial's bookkeeping, not part of the server: where each accepted event is (EventCh, the
+// open batch, UploadCh, in flight to S3, uploaded), which events a goroutine dropped and where,
+// and how the program ended (main returned, or the first panic, with its goroutine's name). The
+// places are those of the simulator's conservation check (properties/ingest_conservation.hpp).
+//
+// A place only moves forward (a batch CollectLoop marks as queued may already be in flight), and
+// nothing changes once the program has ended: an upload that completes after a panic does not
+// count, as the real process would be gone.
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+type place uint8
+
+const (
+	inEventCh place = iota + 1
+	inOpenBatch
+	inUploadCh
+	inFlight
+	uploaded
+)
+
+var placeNames = map[place]string{
+	inEventCh:   "EventCh",
+	inOpenBatch: "open batch",
+	inUploadCh:  "UploadCh",
+	inFlight:    "in flight to S3",
+}
+
+// Outcome is how one trial ended.
+type Outcome struct {
+	Accepted  int
+	Lost      int
+	LostAt    map[string]bool // "place why": where events were lost, and why (cancelled, panic, exited)
+	PanicLoop string          // the goroutine whose panic ended the program; "" when main returned
+	PanicText string
+	Drain     float64 // simulated seconds from SIGTERM to the end
+	PutSum    float64 // simulated seconds over all completed puts
+	Puts      int
+}
+
+type Ledger struct {
+	mu      sync.Mutex
+	where   []place        // by event id (1, 2, ...)
+	dropped map[int]string // event id -> the place it was dropped from (cancelled)
+	dead    bool
+	crashed chan struct{} // closed by the first panic
+	sigAt   time.Time
+	out     Outcome
+	cfg     *Config
+}
+
+func newLedger(cfg *Config) *Ledger {
+	return &Ledger{where: []place{0}, dropped: map[int]string{}, crashed: make(chan struct{}), cfg: cfg}
+}
+
+func (l *Ledger) accepted(id int) {
+	l.move(id, id, inEventCh)
+}
+
+// move puts events first..last at p, unless they are already further on.
+func (l *Ledger) move(first, last int, p place) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return
+	}
+	for len(l.where) <= last {
+		l.where = append(l.where, 0)
+	}
+	for id := first; id <= last; id++ {
+		if l.where[id] < p {
+			l.where[id] = p
+		}
+	}
+}
+
+func (l *Ledger) drop(first, last int, from string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return
+	}
+	for id := first; id <= last; id++ {
+		l.dropped[id] = from
+	}
+}
+
+func (l *Ledger) putTook(simSeconds float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.out.PutSum += simSeconds
+	l.out.Puts++
+}
+
+func (l *Ledger) sigterm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sigAt = time.Now()
+}
+
+// panicked records a goroutine's panic; the first one ends the program.
+func (l *Ledger) panicked(name string, r interface{}) {
+	text := fmt.Sprint(r)
+	if e, ok := r.(runtime.Error); ok {
+		text = e.Error()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return
+	}
+	l.out.PanicLoop, l.out.PanicText = name, text
+	l.end("panic")
+	close(l.crashed)
+}
+
+// exit: main returned (when no panic ended the program first).
+func (l *Ledger) exit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dead {
+		l.end("exited")
+	}
+}
+
+// end counts, for every accepted event, whether it was uploaded, and where the others were lost.
+func (l *Ledger) end(why string) {
+	l.dead = true
+	l.out.Drain = l.cfg.simSince(l.sigAt, time.Now())
+	l.out.LostAt = map[string]bool{}
+	for id := 1; id < len(l.where); id++ {
+		p := l.where[id]
+		if p == 0 {
+			continue // not accepted yet: cannot happen once the ingress has stopped
+		}
+		l.out.Accepted++
+		if from, ok := l.dropped[id]; ok {
+			l.out.Lost++
+			l.out.LostAt[from+": cancelled"] = true
+		} else if p != uploaded {
+			l.out.Lost++
+			l.out.LostAt[placeNames[p]+": "+why] = true
+		}
+	}
+}
+
+func (l *Ledger) outcome() Outcome {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.out
+}
