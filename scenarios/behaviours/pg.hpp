@@ -32,25 +32,75 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/process.hpp"
 
 namespace lic::scenarios::pg {
 
+// TCP, as Linux does it (docs/leader-election.md, "The simulated PostgreSQL"): unacknowledged
+// data is sent again after the retransmission timeout (RTO), which starts at TCP_RTO_MIN (200 ms:
+// the floor on a fast network such as loopback) and doubles up to TCP_RTO_MAX (120 s). The
+// connection is dead when the data stays unacknowledged for longer than `tcp_user_timeout` (when
+// set) or than `retransmission_timeout(tcp_retries2)` (15: 924.6 s). While data is unacknowledged
+// keepalive does not run.
+inline constexpr Duration kRtoMin = kMillisecond * 200;
+inline constexpr Duration kRtoMax = kSecond * 120;
+/// How long Linux retransmits before it gives up after `retries2` retransmissions (the kernel's
+/// tcp_model_timeout with TCP_RTO_MIN): 5 -> 12.6 s, 8 -> 102.2 s, 15 -> 924.6 s.
+Duration retransmission_timeout(std::int64_t retries2);
+
+/// A session's own settings (libpq's `options=-c name=value`, or SET): each unset one is the
+/// server's. Names and meanings are PostgreSQL's; 0 turns a timeout off.
+struct SessionSettings {
+  std::optional<Duration> tcp_keepalives_idle;
+  std::optional<Duration> tcp_keepalives_interval;
+  std::optional<std::int64_t> tcp_keepalives_count;
+  std::optional<Duration> tcp_user_timeout;
+  std::optional<Duration> idle_session_timeout;
+  std::optional<Duration> idle_in_transaction_session_timeout;
+  std::optional<Duration> lock_timeout;
+};
+
 struct ServerConfig {
   Atom name{"Postgres"};
-  Duration keepalive_idle = kSecond * 7200;
+  Duration keepalive_idle = kSecond * 7200;  ///< tcp_keepalives_idle (0 in PostgreSQL: the system's)
   Duration keepalive_interval = kSecond * 75;
   std::int64_t keepalive_count = 9;
+  Duration tcp_user_timeout{};             ///< 0: off (the system's default)
+  std::int64_t tcp_retries2 = 15;          ///< the server's OS (net.ipv4.tcp_retries2)
+  Duration idle_session_timeout{};         ///< 0: off; ends an idle session (57P05)
+  Duration idle_in_transaction_session_timeout{};  ///< 0: off; ends a session idle in a transaction (25P03)
+  Duration lock_timeout{};                 ///< 0: wait for ever; a blocking lock gives up (55P03)
   Duration query_latency = kMillisecond * 2;
   bool rst_on_node_crash = true;
 };
 
+/// The client's side of a connection: libpq's connection parameters and the client's OS.
+struct ClientOptions {
+  std::string database = "postgres";  ///< advisory locks are per database
+  SessionSettings set;                ///< the session's server settings
+  bool keepalives = true;             ///< libpq keepalives (on by default)
+  Duration keepalives_idle{};         ///< 0: the system's, 7200 s
+  Duration keepalives_interval{};     ///< 0: the system's, 75 s
+  std::int64_t keepalives_count = 0;  ///< 0: the system's, 9
+  Duration tcp_user_timeout{};        ///< 0: off
+  std::int64_t tcp_retries2 = 15;     ///< the client's OS
+};
+
 /// What a query asks (the SQL the coordinator sends, reduced to what the simulation needs).
 struct Query {
-  enum class Op : std::uint8_t { try_lock, unlock, ping, write, lease, terminate };
+  /// try_lock: pg_try_advisory_lock (and _shared, _xact); lock: pg_advisory_lock, which waits
+  /// (at most lock_timeout); unlock: pg_advisory_unlock(_shared); unlock_all:
+  /// pg_advisory_unlock_all; begin/commit/rollback; sleep: pg_sleep(duration).
+  enum class Op : std::uint8_t { try_lock, unlock, ping, write, lease, terminate, lock, unlock_all, begin, commit, rollback, sleep };
   Op op = Op::ping;
   std::int64_t lock = 0;    ///< try_lock, unlock, write (the lock the writer leads by), lease
+  std::optional<std::int32_t> lock2;  ///< try_lock, lock, unlock: the two-int4 form (lock, lock2),
+                                      ///< a key space of its own; `lock` must then fit an int4
+  bool shared = false;      ///< try_lock, lock, unlock: the _shared form
+  bool xact = false;        ///< try_lock, lock: the _xact form (held until the transaction ends)
+  Duration duration{};      ///< sleep: how long; terminate: pg_terminate_backend's timeout
   std::int64_t token = 0;   ///< write: a fencing token (0: none)
   Atom table;               ///< write
   Atom loop;                ///< write: who wrote it (HealthMonitor, ...)
@@ -61,21 +111,31 @@ struct Query {
 
 /// What a query got.
 struct Result {
-  enum class Status : std::uint8_t { ok, refused, no_connection, timeout, error };
+  /// refused: a fenced write refused; no_connection: the connection is gone (the server ended
+  /// the session, or TCP gave up); timeout: no answer within the caller's timeout; error: the
+  /// connection process is gone; sql_error: the server refused the statement (`sqlstate`).
+  enum class Status : std::uint8_t { ok, refused, no_connection, timeout, error, sql_error };
   Status status = Status::ok;
-  bool value = false;        ///< try_lock, unlock, lease: granted
+  bool value = false;        ///< try_lock, unlock, lease, terminate: granted; ping: true
   std::int64_t token = 0;    ///< try_lock: the fencing token taken; lease: 0
   Time until{};              ///< lease: when it ends, on the DB's clock
   std::string error;         ///< the driver's error: ConnectionDoesNotExistError, TimeoutError, ...
+  std::string sqlstate;      ///< the SQLSTATE the server sent (55P03, 57P01, 57P05, 25P03, 22003), or empty
+  std::vector<std::string> notices;  ///< the server's WARNINGs for the statement
   bool ok() const { return status == Status::ok; }
 };
+
+/// libpq's view of a failed query: the SQLSTATE when the server sent one, `connection_lost`
+/// when the connection is gone without one, `no_answer` after the caller's timeout; empty for
+/// a result (ok, or a refused fenced write).
+std::string error_class(const Result& r);
 
 /// A connection to the server from a process: a connection process on the caller's node.
 class Conn {
  public:
   /// Connects (a call to the server, at most `timeout`); nothing when the server cannot be
   /// reached or answers too late.
-  static std::optional<Conn> connect(Context& ctx, Atom server, Duration timeout);
+  static std::optional<Conn> connect(Context& ctx, Atom server, Duration timeout, const ClientOptions& o = ClientOptions{});
   /// A query; waits at most `timeout` (the driver's command_timeout) for its answer.
   Result query(Context& ctx, const Query& q, Duration timeout) const;
   /// Closes the session (the server ends it at once, releasing its locks).
