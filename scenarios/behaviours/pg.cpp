@@ -122,7 +122,7 @@ template <class Segment>
 struct Outbox {
   std::vector<Segment> segs;
   Time first{};  // when the oldest was first sent (retrans_stamp)
-  Duration rto = kRtoMin;
+  Duration rto = kRtoInitial;
   std::int64_t retransmits = 0;
   std::uint64_t gen = 0;
   bool armed = false;
@@ -132,7 +132,7 @@ struct Outbox {
     segs.push_back(std::move(seg));
     if (armed) return false;
     first = now;
-    rto = kRtoMin;
+    rto = kRtoInitial;
     retransmits = 0;
     armed = true;
     ++gen;
@@ -144,12 +144,15 @@ struct Outbox {
     ++gen;
     armed = !segs.empty();
     first = now;
-    rto = kRtoMin;
+    rto = kRtoInitial;
     retransmits = 0;
     return armed;
   }
-  /// The timer fired: nothing (0), dead (nullopt), or send everything again and look after the result.
+  /// The timer fired: dead (nullopt), or send everything again and look after the result. The
+  /// clock starts at the first retransmission (Linux's retrans_stamp is the segment's timestamp,
+  /// which its first retransmission sets).
   std::optional<Duration> fire(Time now, Duration user_timeout, std::int64_t retries2) {
+    if (retransmits == 0) first = now;
     const Duration elapsed = now - first;
     const Duration limit = user_timeout > Duration::zero() ? user_timeout : retransmission_timeout(retries2);
     if (retransmits > 0 && elapsed >= limit) return std::nullopt;
@@ -689,7 +692,7 @@ class ConnProc final : public Behaviour {
     }
     if (m.tag != kQuery) return CallReply::noreply();
     const auto& [q, timeout] = *m.payload.get<std::pair<Query, Duration>>();
-    if (dead_) return CallReply::reply(kAnswer, refused_connection(*dead_));  // the socket is closed
+    if (dead_) return CallReply::reply(kAnswer, gone());  // the socket is closed
     const std::uint64_t qid = ++next_qid_;
     pending_[qid] = from;
     const Sql sql{session_, qid, ctx.self(), q, out_.segs.empty() ? qid : out_.segs.front().qid};
@@ -768,13 +771,20 @@ class ConnProc final : public Behaviour {
     ctx.send_after(*next, ctx.self(), kRto, Tick{0, out_.gen});
   }
 
-  /// The connection is gone (`sqlstate`: the FATAL the server sent first, if any): every query
-  /// waiting fails, and every later one at once.
-  void lost(Context& ctx, const std::string& sqlstate) {
-    dead_ = sqlstate;
+  /// The connection is gone (`fatal`: the SQLSTATE of the FATAL the server sent first, if any):
+  /// every query waiting fails, and every later one at once. libpq does not surface the FATAL's
+  /// SQLSTATE (the result has none: connection_lost); its text comes first in the message.
+  void lost(Context& ctx, const std::string& fatal) {
+    dead_ = fatal;
     out_.segs.clear();
     ++out_.gen;
-    for (const auto& [qid, from] : std::map<std::uint64_t, From>(pending_)) answer(ctx, qid, refused_connection(sqlstate));
+    for (const auto& [qid, from] : std::map<std::uint64_t, From>(pending_)) answer(ctx, qid, gone());
+  }
+
+  Result gone() const {
+    Result r = refused_connection();
+    if (dead_ && !dead_->empty()) r.notices.push_back("FATAL " + *dead_);
+    return r;
   }
 
   void timed_out(Context& ctx, std::uint64_t qid) {

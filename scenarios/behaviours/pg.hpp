@@ -39,12 +39,15 @@
 namespace lic::scenarios::pg {
 
 // TCP, as Linux does it (docs/leader-election.md, "The simulated PostgreSQL"): unacknowledged
-// data is sent again after the retransmission timeout (RTO), which starts at TCP_RTO_MIN (200 ms:
+// data is sent again after the retransmission timeout (RTO), which starts near TCP_RTO_MIN (200 ms:
 // the floor on a fast network such as loopback) and doubles up to TCP_RTO_MAX (120 s). The
-// connection is dead when the data stays unacknowledged for longer than `tcp_user_timeout` (when
-// set) or than `retransmission_timeout(tcp_retries2)` (15: 924.6 s). While data is unacknowledged
-// keepalive does not run.
+// connection is dead when, counted from the first retransmission, the data stays unacknowledged
+// for `tcp_user_timeout` (when set) or `retransmission_timeout(tcp_retries2)` (15: 924.6 s).
+// While data is unacknowledged keepalive does not run.
 inline constexpr Duration kRtoMin = kMillisecond * 200;
+/// The RTO a connection starts from: TCP_RTO_MIN plus the smoothed round trip, rounded up to the
+/// next jiffy (4 ms at HZ=250, Debian's kernels): 204 ms on a fast network.
+inline constexpr Duration kRtoInitial = kMillisecond * 204;
 inline constexpr Duration kRtoMax = kSecond * 120;
 /// How long Linux retransmits before it gives up after `retries2` retransmissions (the kernel's
 /// tcp_model_timeout with TCP_RTO_MIN): 5 -> 12.6 s, 8 -> 102.2 s, 15 -> 924.6 s.
