@@ -1,32 +1,38 @@
 #pragma once
-// A simulated PostgreSQL (seed 001; docs/leader-election.md): sessions over the simulated
-// network, session-level advisory locks, a few tables, and how a session ends.
+// A simulated PostgreSQL (seed 001; docs/leader-election.md), compared with a real PostgreSQL 15
+// on Linux case by case (docs/conformance-pg.md): sessions over the simulated network, advisory
+// locks, a few tables, and how a session ends.
 //
 // - `pg.server` runs on its own node, registered as `name` ("Postgres"). A client connection is a
-//   session; `pg_try_advisory_lock(id)` takes a lock for the session (non-blocking), which
-//   `pg_advisory_unlock` or the session's end releases.
+//   session. Advisory locks are per database, in two key spaces (one bigint; two int4), at
+//   session or transaction level, exclusive or shared: pg_try_advisory_lock (non-blocking),
+//   pg_advisory_lock (waits, at most lock_timeout: 55P03), pg_advisory_unlock (false and a
+//   WARNING for a lock not held), pg_advisory_unlock_all, BEGIN/COMMIT/ROLLBACK.
 // - A session ends at once when its client closes it, when the client's process dies (its OS
-//   resets the connection), or when the client's node crashes (`rst_on_node_crash`: the
-//   container's kernel resets it). After a partition or a pause of the client's node it ends only
-//   when TCP keepalive gives up: idle `tcp_keepalives_idle`, then `tcp_keepalives_count` probes
-//   `tcp_keepalives_interval` apart (PostgreSQL's settings; Linux's defaults are 7200 s, 75 s, 9).
+//   resets the connection), when the client's node crashes (`rst_on_node_crash`), on
+//   pg_terminate_backend, idle_session_timeout, idle_in_transaction_session_timeout, or a restart.
+//   After a partition or a pause of the client's node, TCP decides, as Linux does: keepalive
+//   (idle `tcp_keepalives_idle`, then `tcp_keepalives_count` probes `tcp_keepalives_interval`
+//   apart, or the first probe past `tcp_user_timeout`) while the connection is idle, and
+//   retransmission (until `tcp_user_timeout` or `tcp_retries2`) while the server has data the
+//   client has not acknowledged; keepalive does not run then.
 // - A keepalive probe to a connection whose process is gone (its socket closed while the path was
-//   cut, so the close never arrived) is answered by the client's OS with a reset: the session ends
-//   then, at the first probe after the path is back.
-// - `terminate` ends another session (pg_terminate_backend), releasing its locks; with session 0,
-//   every other session from the asker's node (by pg_stat_activity's client address).
-// - A query takes `query_latency`. A query on a session the server no longer has is refused at
-//   once (the server's OS answers with a reset): the driver's ConnectionDoesNotExistError.
+//   cut, so the close never arrived) is answered by the client's OS with a reset.
+// - A query takes `query_latency`. A query on a session the server no longer has fails at once
+//   (the server told the client, or its OS answers with a reset): the driver's
+//   ConnectionDoesNotExistError, libpq's connection_lost.
 // - Writes go to tables (workspaces, system_locks, leases) and each accepted write is traced
 //   `db_write {seq, session, node, lock, token, table, loop}` with a DB-side sequence. With a
 //   fencing token, a write whose token is older than the lock's latest is refused
-//   (`db_write_refused`). Every lock acquisition takes the next token (an epoch per lock).
+//   (`db_write_refused`). Every acquisition of an exclusive bigint lock in the default database
+//   takes the next token (an epoch per lock).
 // - Tables, tokens and sequences are durable (on the node's disk, sim/disk.hpp): a restart (of the
-//   process, of the node, or degrade mode `restart`, pg_ctl restart -m fast) ends every session
-//   and keeps the data.
+//   process, of the node, or degrade mode `restart`, pg_ctl restart -m fast, or
+//   `restart_immediate`) ends every session and keeps the data.
 //
-// The client side is `pg::Conn`: a connection process on the client's node (the driver's socket:
-// it answers keepalive probes whatever its owner is doing), used by calls.
+// The client side is `pg::Conn`: a connection process on the client's node (the driver's socket
+// and the client's OS: it acknowledges data, retransmits its queries, answers keepalive probes
+// whatever its owner is doing, and runs libpq's keepalives and tcp_user_timeout), used by calls.
 
 #include <cstdint>
 #include <memory>
