@@ -417,6 +417,17 @@ class Driver {
   std::optional<pg::Conn> control_;
 };
 
+/// cases.yaml, or a failure that names it.
+YAML::Node load_cases() {
+  const std::filesystem::path p = kDir / "cases.yaml";
+  try {
+    return YAML::LoadFile(p.string());
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error(p.string() + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                             ": cannot be read: " + e.msg);
+  }
+}
+
 Outcomes simulate(const Case& c, const YAML::Node& defaults) {
   Simulation sim;
   LinkParams loopback;
@@ -543,7 +554,7 @@ void compare_case(const Case& c, const YAML::Node& defaults, const std::map<std:
 }  // namespace
 
 TEST_CASE("pg conformance: every case of cases.yaml on the simulated database matches its real PostgreSQL 15 recording", "[conformance][pg]") {
-  const YAML::Node file = YAML::LoadFile((kDir / "cases.yaml").string());
+  const YAML::Node file = load_cases();
   const std::map<std::string, std::string> exp = read_expected();
   Report rep;
   int cases = 0;
@@ -561,7 +572,7 @@ TEST_CASE("pg conformance: every case of cases.yaml on the simulated database ma
 }
 
 TEST_CASE("pg conformance: expected.txt names only cases of cases.yaml, each with its reason", "[conformance][pg]") {
-  const YAML::Node file = YAML::LoadFile((kDir / "cases.yaml").string());
+  const YAML::Node file = load_cases();
   std::set<std::string> ids;
   for (const YAML::Node& n : file["cases"]) ids.insert(n["id"].as<std::string>());
   const std::map<std::string, std::string> exp = read_expected();
