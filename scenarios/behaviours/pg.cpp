@@ -165,6 +165,21 @@ struct Outbox {
   }
 };
 
+/// How long a Linux timer armed now for `d` really takes: whole jiffies (HZ=250, 4 ms, Debian's
+/// kernels), and beyond the wheel's first level the expiry rounded up to the level's granule
+/// (kernel/time/timer.c, calc_wheel_index: 32 ms for timers of 0.25-2 s, 256 ms up to 16 s,
+/// 2 s up to 2 min, ...). TCP's keepalive and retransmission timers are such timers.
+Duration linux_timer(Time now, Duration d) {
+  constexpr std::int64_t kJiffy = 4'000'000;
+  const std::int64_t clk = now.ns / kJiffy;
+  const std::int64_t delta = (std::max(d.ns, std::int64_t{0}) + kJiffy - 1) / kJiffy;
+  std::int64_t expires = clk + delta;
+  int lvl = 0;
+  while (lvl < 8 && delta >= (std::int64_t{63} << (3 * lvl))) ++lvl;
+  if (lvl > 0) expires = ((expires >> (3 * lvl)) + 1) << (3 * lvl);
+  return Duration{std::max(expires * kJiffy - now.ns, d.ns)};
+}
+
 /// What survives a restart: the data, the tokens, the sequences.
 struct Durable {
   std::int64_t next_session = 0;
@@ -296,7 +311,7 @@ class Server final : public Behaviour {
   /// The session's keepalive timer, `wait` from now.
   void arm(Context& ctx, std::int64_t id, Session& s, Duration wait) {
     ++s.ka.gen;
-    ctx.send_after(std::max(wait, Duration::zero()), ctx.self(), kKeepalive, Tick{id, s.ka.gen});
+    ctx.send_after(linux_timer(ctx.now(), wait), ctx.self(), kKeepalive, Tick{id, s.ka.gen});
   }
 
   /// Anything from the client: keepalive starts again from now.
@@ -326,7 +341,7 @@ class Server final : public Behaviour {
   void data_acked(Context& ctx, const std::pair<std::int64_t, std::uint64_t>& a) {
     Session* s = heard(ctx, a.first);
     if (s != nullptr && s->out.acked(ctx.now(), a.second))
-      ctx.send_after(s->out.rto, ctx.self(), kRto, Tick{a.first, s->out.gen});
+      ctx.send_after(linux_timer(ctx.now(), s->out.rto), ctx.self(), kRto, Tick{a.first, s->out.gen});
   }
 
   /// The client's keepalive probe: the server's OS answers it, or resets a socket it no longer has.
@@ -343,7 +358,7 @@ class Server final : public Behaviour {
     const std::optional<Duration> next = s.out.fire(ctx.now(), s.ka.user_timeout, c_.tcp_retries2);
     if (!next) return end(ctx, t.session, "retransmit");  // the OS gives up without a reset
     for (const Answer& a : s.out.segs) ctx.send(s.client, kAnswer, a);
-    ctx.send_after(*next, ctx.self(), kRto, Tick{t.session, s.out.gen});
+    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{t.session, s.out.gen});
   }
 
   /// The client's connection process is gone: at once when its OS reset the connection (the
@@ -424,7 +439,7 @@ class Server final : public Behaviour {
     Session& s = it->second;
     const Answer a{q.qid, r};
     ctx.send(s.client, kAnswer, a);
-    if (s.out.add(ctx.now(), a)) ctx.send_after(s.out.rto, ctx.self(), kRto, Tick{q.session, s.out.gen});
+    if (s.out.add(ctx.now(), a)) ctx.send_after(linux_timer(ctx.now(), s.out.rto), ctx.self(), kRto, Tick{q.session, s.out.gen});
   }
 
   /// idle_session_timeout, or idle_in_transaction_session_timeout inside a transaction.
@@ -697,7 +712,7 @@ class ConnProc final : public Behaviour {
     pending_[qid] = from;
     const Sql sql{session_, qid, ctx.self(), q, out_.segs.empty() ? qid : out_.segs.front().qid};
     ctx.send(server_, kSql, sql);
-    if (out_.add(ctx.now(), sql)) ctx.send_after(out_.rto, ctx.self(), kRto, Tick{0, out_.gen});
+    if (out_.add(ctx.now(), sql)) ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
     ctx.send_after(timeout, ctx.self(), kQueryTimeout, qid);
     return CallReply::noreply();
   }
@@ -722,7 +737,7 @@ class ConnProc final : public Behaviour {
       answer(ctx, a.qid, a.r);
     } else if (m.tag == kDataAck) {
       if (out_.acked(ctx.now(), m.payload.get<std::pair<std::int64_t, std::uint64_t>>()->second))
-        ctx.send_after(out_.rto, ctx.self(), kRto, Tick{0, out_.gen});
+        ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
     } else if (m.tag == kBye) {
       lost(ctx, m.payload.get<Bye>()->sqlstate);
     }
@@ -749,7 +764,7 @@ class ConnProc final : public Behaviour {
 
   void arm(Context& ctx, Duration wait) {
     ++ka_.gen;
-    ctx.send_after(std::max(wait, Duration::zero()), ctx.self(), kKeepalive, Tick{0, ka_.gen});
+    ctx.send_after(linux_timer(ctx.now(), wait), ctx.self(), kKeepalive, Tick{0, ka_.gen});
   }
 
   void keepalive(Context& ctx, const Tick& t) {
@@ -768,7 +783,7 @@ class ConnProc final : public Behaviour {
     const std::optional<Duration> next = out_.fire(ctx.now(), o_.tcp_user_timeout, o_.tcp_retries2);
     if (!next) return lost(ctx, {});  // ETIMEDOUT
     for (const Sql& q : out_.segs) ctx.send(server_, kSql, q);
-    ctx.send_after(*next, ctx.self(), kRto, Tick{0, out_.gen});
+    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{0, out_.gen});
   }
 
   /// The connection is gone (`fatal`: the SQLSTATE of the FATAL the server sent first, if any):
