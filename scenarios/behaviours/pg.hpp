@@ -49,7 +49,8 @@ namespace lic::scenarios::pg {
 // the floor on a fast network such as loopback) and doubles up to TCP_RTO_MAX (120 s). The
 // connection is dead when, counted from the first retransmission, the data stays unacknowledged
 // for `tcp_user_timeout` (when set) or `retransmission_timeout(tcp_retries2)` (15: 924.6 s).
-// While data is unacknowledged keepalive does not run.
+// While data is unacknowledged keepalive does not run. Keepalive and retransmission timers fire as
+// Linux's timer wheel fires them (whole 4 ms jiffies, rounded up to the wheel level's granule).
 inline constexpr Duration kRtoMin = kMillisecond * 200;
 /// The RTO a connection starts from: TCP_RTO_MIN plus the smoothed round trip, rounded up to the
 /// next jiffy (4 ms at HZ=250, Debian's kernels): 204 ms on a fast network.
