@@ -1,7 +1,9 @@
 #include "scenarios/behaviours/pg.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "properties/leader.hpp"
@@ -16,30 +18,50 @@ namespace ev = properties::leader;
 
 namespace {
 
-// The wire: client connection process <-> server.
-const Atom kConnect("pg_connect");    // call: {client pid, its node} -> session id
-const Atom kSql("pg_sql");            // client -> server: Sql
-const Atom kAnswer("pg_answer");      // server -> client: Answer
+// The wire: client connection process <-> server. Data (queries, answers) is acknowledged by the
+// other side's OS (pg_data_ack) and sent again until it is (TCP retransmission).
+const Atom kConnect("pg_connect");    // call: Hello -> session id
+const Atom kSql("pg_sql");            // client -> server: Sql (data)
+const Atom kAnswer("pg_answer");      // server -> client: Answer (data)
+const Atom kDataAck("pg_data_ack");   // either way: {session, qid} acknowledged by the OS
 const Atom kProbe("pg_probe");        // server -> client: keepalive probe
 const Atom kAck("pg_ack");            // client -> server: keepalive answer
-const Atom kClose("pg_close");        // client -> server: {session}
+const Atom kClientProbe("pg_cprobe"); // client -> server: the client's keepalive probe
+const Atom kClientAck("pg_cack");     // server -> client: its answer
+const Atom kBye("pg_bye");            // server -> client: the server ended the session: FATAL + FIN, or RST
+const Atom kClose("pg_close");        // client -> server: {session} (Terminate + FIN)
+const Atom kRst("pg_rst");            // client -> server: {session} the client's OS reset it
 const Atom kExec("$exec");            // server -> itself: a query's latency is over
 const Atom kKeepalive("$keepalive");  // server -> itself: a session's keepalive timer
+const Atom kRto("$rto");              // a retransmission timer
 const Atom kRewatch("$rewatch");      // server -> itself: look again at a client contact was lost with
+const Atom kIdle("$idle");            // server -> itself: idle_session_timeout / idle_in_transaction_session_timeout
+const Atom kLockWait("$lock_timeout");// server -> itself: a waiting lock's lock_timeout
+const Atom kSlept("$slept");          // server -> itself: pg_sleep is over
 // The owner <-> its connection process.
 const Atom kOpen("conn_open");
 const Atom kQuery("conn_query");
 const Atom kShut("conn_close");
 const Atom kQueryTimeout("$query_timeout");
 const Atom kRestart("restart");
+const Atom kRestartImmediate("restart_immediate");
 
 const char* const kNoConnection = "ConnectionDoesNotExistError";
+const char* const kDefaultDb = "postgres";
+
+struct Hello {
+  Pid client;
+  Atom node;
+  std::string db;
+  SessionSettings set;
+};
 
 struct Sql {
   std::int64_t session = 0;
   std::uint64_t qid = 0;
   Pid reply_to;
   Query q;
+  std::uint64_t unacked_from = 0;  // the client's oldest unacknowledged answer... of its own queries: the server forgets older ids
 };
 
 struct Answer {
@@ -47,10 +69,116 @@ struct Answer {
   Result r;
 };
 
-struct Tick {  // a keepalive timer
+struct Bye {
+  std::string sqlstate;  // empty: a reset (no FATAL message)
+};
+
+struct Tick {  // a session's timer
   std::int64_t session = 0;
   std::uint64_t gen = 0;
 };
+
+struct Waiting {  // a statement waiting for its lock, or in pg_sleep
+  std::int64_t session = 0;
+  std::uint64_t qid = 0;
+};
+
+/// Keepalive, as Linux's tcp_keepalive_timer decides it: what to do when the timer fires.
+struct Keepalive {
+  Duration idle{}, interval{};
+  std::int64_t count = 9;
+  Duration user_timeout{};
+  Time last_heard{};
+  std::int64_t probes = 0;
+  std::uint64_t gen = 0;  // a stale timer carries an older one
+
+  enum class Do : std::uint8_t { wait, probe, dead };
+  struct Step {
+    Do what = Do::wait;
+    Duration next{};
+  };
+  /// `unacked`: data is out, so keepalive waits ("alive without keepalive").
+  Step step(Time now, bool unacked) {
+    if (unacked) return {Do::wait, idle};
+    const Duration elapsed = now - last_heard;
+    if (elapsed < idle) return {Do::wait, idle - elapsed};
+    const bool dead = user_timeout > Duration::zero() ? elapsed >= user_timeout && probes > 0 : probes >= count;
+    if (dead) return {Do::dead, {}};
+    ++probes;
+    return {Do::probe, interval};
+  }
+  /// Something was heard: true when probes were out (the timer must look again, `idle` from now;
+  /// otherwise the armed timer finds the silence shorter and waits what is left).
+  bool heard(Time now) {
+    last_heard = now;
+    const bool probing = probes != 0;
+    probes = 0;
+    return probing;
+  }
+};
+
+/// Data sent and not yet acknowledged, as Linux retransmits it (tcp_retransmit_timer).
+template <class Segment>
+struct Outbox {
+  std::vector<Segment> segs;
+  Time first{};  // when the oldest was first sent (retrans_stamp)
+  Duration rto = kRtoInitial;
+  std::int64_t retransmits = 0;
+  std::uint64_t gen = 0;
+  bool armed = false;
+
+  /// A new segment; true when the timer must be armed (`rto` from now).
+  bool add(Time now, Segment seg) {
+    segs.push_back(std::move(seg));
+    if (armed) return false;
+    first = now;
+    rto = kRtoInitial;
+    retransmits = 0;
+    armed = true;
+    ++gen;
+    return true;
+  }
+  /// The other side acknowledged `qid`; true when the timer must be armed again (`rto` from now).
+  bool acked(Time now, std::uint64_t qid) {
+    std::erase_if(segs, [qid](const Segment& s) { return s.qid == qid; });
+    ++gen;
+    armed = !segs.empty();
+    first = now;
+    rto = kRtoInitial;
+    retransmits = 0;
+    return armed;
+  }
+  /// The timer fired: dead (nullopt), or send everything again and look after the result. The
+  /// clock starts at the first retransmission (Linux's retrans_stamp is the segment's timestamp,
+  /// which its first retransmission sets).
+  std::optional<Duration> fire(Time now, Duration user_timeout, std::int64_t retries2) {
+    if (retransmits == 0) first = now;
+    const Duration elapsed = now - first;
+    const Duration limit = user_timeout > Duration::zero() ? user_timeout : retransmission_timeout(retries2);
+    if (retransmits > 0 && elapsed >= limit) return std::nullopt;
+    ++retransmits;
+    rto = std::min(rto * 2, kRtoMax);
+    Duration next = rto;
+    if (user_timeout > Duration::zero()) next = std::max(std::min(next, limit - elapsed), kMillisecond);  // tcp_clamp_rto_to_user_timeout
+    ++gen;
+    return next;
+  }
+};
+
+/// How long a Linux timer armed now for `d` really takes: whole jiffies (HZ=250, 4 ms, Debian's
+/// kernels), and beyond the wheel's first level the expiry rounded up to the level's granule
+/// (kernel/time/timer.c, calc_wheel_index: 32 ms for timers of 0.25-2 s, 256 ms up to 16 s,
+/// 2 s up to 2 min, ...). TCP's keepalive and retransmission timers are such timers.
+Duration linux_timer(Time now, Duration d) {
+  constexpr std::int64_t kJiffy = 4'000'000;
+  const std::int64_t clk = now.ns / kJiffy;
+  const std::int64_t delta = (std::max(d.ns, std::int64_t{0}) + kJiffy - 1) / kJiffy;
+  std::int64_t expires = clk + delta;
+  int lvl = 0;
+  while (lvl < 8 && delta >= (std::int64_t{63} << (3 * lvl))) ++lvl;
+  if (lvl > 0) expires = ((expires >> (3 * lvl)) + 1) << (3 * lvl);
+  return Duration{std::max(expires * kJiffy - now.ns, d.ns)};
+}
 
 /// What survives a restart: the data, the tokens, the sequences.
 struct Durable {
@@ -65,15 +193,59 @@ struct Durable {
   std::map<std::int64_t, Lease> leases;  // lock -> its lease
 };
 
+/// An advisory lock's key: the database, the key space (1: one bigint, 2: two int4), the key.
+using Key = std::tuple<std::string, int, std::int64_t, std::int64_t>;
+
+/// One session's holds on one key: [0] session level, [1] transaction level.
+struct Hold {
+  std::int64_t excl[2] = {0, 0};
+  std::int64_t shared[2] = {0, 0};
+  std::int64_t exclusive() const { return excl[0] + excl[1]; }
+  bool empty() const { return exclusive() + shared[0] + shared[1] == 0; }
+};
+
 struct Session {
   Pid client;
   Atom node;
   Ref monitor;
-  Time last_heard{};
-  std::int64_t probes = 0;
-  std::uint64_t gen = 0;  // a stale keepalive timer carries an older one
-  std::set<std::int64_t> locks;
+  std::string db;
+  Keepalive ka;
+  Duration idle_timeout{}, idle_tx_timeout{}, lock_timeout{};
+  Outbox<Answer> out;
+  std::set<std::uint64_t> seen;  // query ids received (the client sends again until acknowledged)
+  std::set<Key> keys;            // keys it holds or waits for
+  bool in_tx = false;
+  bool busy = false;             // a statement runs, waits for a lock, or sleeps
+  std::uint64_t idle_gen = 0;
 };
+
+struct Waiter {
+  Sql q;
+  Key key;
+  std::uint64_t gen = 0;
+};
+
+Key key_of(const std::string& db, const Query& q) {
+  return q.lock2 ? Key{db, 2, q.lock, *q.lock2} : Key{db, 1, q.lock, 0};
+}
+
+bool default_space(const Key& k) { return std::get<0>(k) == kDefaultDb && std::get<1>(k) == 1; }
+
+Result sql_error(const char* sqlstate, std::string text) {
+  Result r;
+  r.status = Result::Status::sql_error;
+  r.sqlstate = sqlstate;
+  r.error = std::move(text);
+  return r;
+}
+
+Result refused_connection(std::string sqlstate = {}) {
+  Result r;
+  r.status = Result::Status::no_connection;
+  r.error = kNoConnection;
+  r.sqlstate = std::move(sqlstate);
+  return r;
+}
 
 class Server final : public Behaviour {
  public:
@@ -83,21 +255,31 @@ class Server final : public Behaviour {
     d_ = &ctx.disk().open<Durable>("pg/" + std::string(c_.name.text()));  // the data directory
     ctx.register_name(c_.name);
     ctx.emit(ev::kStart, {{ev::kKeepaliveIdle, c_.keepalive_idle.ns}, {ev::kKeepaliveInterval, c_.keepalive_interval.ns},
-                          {ev::kKeepaliveCount, c_.keepalive_count}});
+                          {ev::kKeepaliveCount, c_.keepalive_count}, {Atom("tcp_user_timeout"), c_.tcp_user_timeout.ns},
+                          {Atom("tcp_retries2"), c_.tcp_retries2}});
     return InitResult::ok();
   }
 
   CallReply handle_call(Context& ctx, const Message& m, From) override {
     if (m.tag != kConnect) return CallReply::reply(kAnswer);
-    const auto& [client, node] = *m.payload.get<std::pair<Pid, Atom>>();
+    const Hello& h = *m.payload.get<Hello>();
     const std::int64_t id = ++d_->next_session;
     Session& s = sessions_[id];
-    s.client = client;
-    s.node = node;
-    s.monitor = ctx.monitor(client);
-    s.last_heard = ctx.now();
-    ctx.emit(ev::kSession, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kPid, client}});
-    arm(ctx, id, s);
+    s.client = h.client;
+    s.node = h.node;
+    s.db = h.db;
+    s.monitor = ctx.monitor(h.client);
+    s.ka.idle = h.set.tcp_keepalives_idle.value_or(c_.keepalive_idle);
+    s.ka.interval = h.set.tcp_keepalives_interval.value_or(c_.keepalive_interval);
+    s.ka.count = h.set.tcp_keepalives_count.value_or(c_.keepalive_count);
+    s.ka.user_timeout = h.set.tcp_user_timeout.value_or(c_.tcp_user_timeout);
+    s.idle_timeout = h.set.idle_session_timeout.value_or(c_.idle_session_timeout);
+    s.idle_tx_timeout = h.set.idle_in_transaction_session_timeout.value_or(c_.idle_in_transaction_session_timeout);
+    s.lock_timeout = h.set.lock_timeout.value_or(c_.lock_timeout);
+    ctx.emit(ev::kSession, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kPid, h.client}});
+    s.ka.heard(ctx.now());
+    arm(ctx, id, s, s.ka.idle);
+    idle(ctx, id, s);
     return CallReply::reply(kAnswer, id);
   }
 
@@ -105,46 +287,78 @@ class Server final : public Behaviour {
     if (m.kind == MsgKind::down) return down(ctx, m);
     if (m.tag == kSql) return sql(ctx, *m.payload.get<Sql>());
     if (m.tag == kExec) return exec(ctx, *m.payload.get<Sql>());
-    if (m.tag == kAck) return heard(ctx, *m.payload.get<std::int64_t>());
+    if (m.tag == kAck) {
+      heard(ctx, *m.payload.get<std::int64_t>());
+      return;
+    }
+    if (m.tag == kDataAck) return data_acked(ctx, *m.payload.get<std::pair<std::int64_t, std::uint64_t>>());
+    if (m.tag == kClientProbe) return client_probe(ctx, *m.payload.get<std::pair<std::int64_t, Pid>>());
     if (m.tag == kClose) return end(ctx, *m.payload.get<std::int64_t>(), "closed");
+    if (m.tag == kRst) return end(ctx, *m.payload.get<std::int64_t>(), "reset");
     if (m.tag == kKeepalive) return keepalive(ctx, *m.payload.get<Tick>());
+    if (m.tag == kRto) return retransmit(ctx, *m.payload.get<Tick>());
+    if (m.tag == kIdle) return idle_timeout(ctx, *m.payload.get<Tick>());
+    if (m.tag == kLockWait) return lock_timeout(ctx, *m.payload.get<Waiting>());
+    if (m.tag == kSlept) return slept(ctx, *m.payload.get<Sql>());
     if (m.tag == kRewatch) return rewatch(ctx, *m.payload.get<std::int64_t>());
     if (m.tag == faults::kDegrade) {
       const auto* d = m.payload.get<faults::Degrade>();
-      if (d != nullptr && d->on && d->mode == kRestart) restart(ctx);
+      if (d != nullptr && d->on && (d->mode == kRestart || d->mode == kRestartImmediate)) restart(ctx, d->mode == kRestart);
     }
   }
 
  private:
-  /// The session's keepalive timer, from the last it heard of the client.
-  void arm(Context& ctx, std::int64_t id, Session& s) {
-    ++s.gen;
-    const Duration wait = s.probes == 0 ? c_.keepalive_idle - (ctx.now() - s.last_heard) : c_.keepalive_interval;
-    ctx.send_after(std::max(wait, Duration::zero()), ctx.self(), kKeepalive, Tick{id, s.gen});
+  /// The session's keepalive timer, `wait` from now.
+  void arm(Context& ctx, std::int64_t id, Session& s, Duration wait) {
+    ++s.ka.gen;
+    ctx.send_after(linux_timer(ctx.now(), wait), ctx.self(), kKeepalive, Tick{id, s.ka.gen});
   }
 
-  void heard(Context& ctx, std::int64_t id) {
+  /// Anything from the client: keepalive starts again from now.
+  Session* heard(Context& ctx, std::int64_t id) {
     const auto it = sessions_.find(id);
-    if (it == sessions_.end()) return;
-    it->second.last_heard = ctx.now();
-    if (it->second.probes != 0) {
-      it->second.probes = 0;
-      arm(ctx, id, it->second);
-    }
+    if (it == sessions_.end()) return nullptr;
+    Session& s = it->second;
+    if (s.ka.heard(ctx.now())) arm(ctx, id, s, s.ka.idle);
+    return &s;
   }
 
   void keepalive(Context& ctx, const Tick& t) {
     const auto it = sessions_.find(t.session);
-    if (it == sessions_.end() || it->second.gen != t.gen) return;
+    if (it == sessions_.end() || it->second.ka.gen != t.gen) return;
     Session& s = it->second;
-    if (s.probes == 0 && ctx.now() - s.last_heard < c_.keepalive_idle) return arm(ctx, t.session, s);  // it spoke
-    if (s.probes >= c_.keepalive_count) return end(ctx, t.session, "keepalive");
-    // The client's OS answers a probe for a socket it no longer has with a reset.
-    if (!ctx.alive(s.client) && ctx.node_up(s.node) && ctx.simulation().connected(ctx.node(), s.node))
-      return end(ctx, t.session, "reset");
-    ++s.probes;
-    ctx.send(s.client, kProbe, t.session);
-    arm(ctx, t.session, s);
+    const Keepalive::Step step = s.ka.step(ctx.now(), !s.out.segs.empty());
+    if (step.what == Keepalive::Do::dead) return end(ctx, t.session, "keepalive", std::string());  // with a reset
+    if (step.what == Keepalive::Do::probe) {
+      // The client's OS answers a probe for a socket it no longer has with a reset.
+      if (!ctx.alive(s.client) && ctx.node_up(s.node) && ctx.simulation().connected(ctx.node(), s.node))
+        return end(ctx, t.session, "reset");
+      ctx.send(s.client, kProbe, t.session);
+    }
+    arm(ctx, t.session, s, step.next);
+  }
+
+  void data_acked(Context& ctx, const std::pair<std::int64_t, std::uint64_t>& a) {
+    Session* s = heard(ctx, a.first);
+    if (s != nullptr && s->out.acked(ctx.now(), a.second))
+      ctx.send_after(linux_timer(ctx.now(), s->out.rto), ctx.self(), kRto, Tick{a.first, s->out.gen});
+  }
+
+  /// The client's keepalive probe: the server's OS answers it, or resets a socket it no longer has.
+  void client_probe(Context& ctx, const std::pair<std::int64_t, Pid>& p) {
+    if (heard(ctx, p.first) != nullptr) ctx.send(p.second, kClientAck, p.first);
+    else ctx.send(p.second, kBye, Bye{});
+  }
+
+  /// The retransmission timer of a session's answers.
+  void retransmit(Context& ctx, const Tick& t) {
+    const auto it = sessions_.find(t.session);
+    if (it == sessions_.end() || it->second.out.gen != t.gen || it->second.out.segs.empty()) return;
+    Session& s = it->second;
+    const std::optional<Duration> next = s.out.fire(ctx.now(), s.ka.user_timeout, c_.tcp_retries2);
+    if (!next) return end(ctx, t.session, "retransmit");  // the OS gives up without a reset
+    for (const Answer& a : s.out.segs) ctx.send(s.client, kAnswer, a);
+    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{t.session, s.out.gen});
   }
 
   /// The client's connection process is gone: at once when its OS reset the connection (the
@@ -173,59 +387,221 @@ class Server final : public Behaviour {
     else ctx.send_after(kSecond, ctx.self(), kRewatch, id);
   }
 
+  /// A query arrives: its OS acknowledges it; a copy sent again is not run twice.
   void sql(Context& ctx, const Sql& q) {
-    if (!sessions_.contains(q.session)) return reply(ctx, q, refused_connection());  // the OS resets it
-    heard(ctx, q.session);
+    Session* s = heard(ctx, q.session);
+    if (s == nullptr) return reply(ctx, q, refused_connection());  // the OS resets it
+    ctx.send(q.reply_to, kDataAck, std::pair<std::int64_t, std::uint64_t>{q.session, q.qid});
+    s->seen.erase(s->seen.begin(), s->seen.lower_bound(q.unacked_from));
+    if (!s->seen.insert(q.qid).second) return;
+    s->busy = true;
+    ++s->idle_gen;
     ctx.send_after(c_.query_latency, ctx.self(), kExec, q);
   }
 
   void exec(Context& ctx, const Sql& q) {
     const auto it = sessions_.find(q.session);
-    if (it == sessions_.end()) return reply(ctx, q, refused_connection());
+    if (it == sessions_.end()) return;
+    Session& s = it->second;
     Result r;
     switch (q.q.op) {
       case Query::Op::ping: r.value = true; break;
-      case Query::Op::try_lock: r = try_lock(ctx, q.session, it->second, q.q.lock); break;
-      case Query::Op::unlock: r.value = unlock(ctx, q.session, it->second, q.q.lock, "unlock"); break;
-      case Query::Op::write: r = write(ctx, q.session, it->second, q.q); break;
-      case Query::Op::lease: r = lease(ctx, q.session, it->second, q.q); break;
-      case Query::Op::terminate: r.value = terminate_backends(ctx, q.session, it->second, q.q.session); break;
+      case Query::Op::try_lock: r = try_lock(ctx, q.session, s, q.q); break;
+      case Query::Op::lock: return lock(ctx, q, s);
+      case Query::Op::unlock: r = unlock_one(ctx, q.session, s, q.q); break;
+      case Query::Op::unlock_all: unlock_all(ctx, q.session, s); break;
+      case Query::Op::begin: s.in_tx = true; break;
+      case Query::Op::commit:
+      case Query::Op::rollback: end_transaction(ctx, q.session, s); break;
+      case Query::Op::sleep: ctx.send_after(q.q.duration, ctx.self(), kSlept, q); return;
+      case Query::Op::write: r = write(ctx, q.session, s, q.q); break;
+      case Query::Op::lease: r = lease(ctx, q.session, s, q.q); break;
+      case Query::Op::terminate: r.value = terminate_backends(ctx, q.session, s, q.q.session); break;
     }
-    reply(ctx, q, r);
+    finish(ctx, q, r);
   }
 
-  static Result refused_connection() {
+  /// A statement is over: its answer goes out, a transaction-level lock taken outside a
+  /// transaction ends with it, and the session is idle.
+  void finish(Context& ctx, const Sql& q, const Result& r) {
+    const auto it = sessions_.find(q.session);
+    if (it == sessions_.end()) return;
+    Session& s = it->second;
+    s.busy = false;
+    if (!s.in_tx) release_level(ctx, q.session, s, 1);
+    reply(ctx, q, r);
+    idle(ctx, q.session, s);
+  }
+
+  void reply(Context& ctx, const Sql& q, const Result& r) {
+    const auto it = sessions_.find(q.session);
+    if (it == sessions_.end()) return ctx.send(q.reply_to, kAnswer, Answer{q.qid, r});  // a reset: not data
+    Session& s = it->second;
+    const Answer a{q.qid, r};
+    ctx.send(s.client, kAnswer, a);
+    if (s.out.add(ctx.now(), a)) ctx.send_after(linux_timer(ctx.now(), s.out.rto), ctx.self(), kRto, Tick{q.session, s.out.gen});
+  }
+
+  /// idle_session_timeout, or idle_in_transaction_session_timeout inside a transaction.
+  void idle(Context& ctx, std::int64_t id, Session& s) {
+    ++s.idle_gen;
+    const Duration t = s.in_tx ? s.idle_tx_timeout : s.idle_timeout;
+    if (t > Duration::zero()) ctx.send_after(t, ctx.self(), kIdle, Tick{id, s.idle_gen});
+  }
+
+  void idle_timeout(Context& ctx, const Tick& t) {
+    const auto it = sessions_.find(t.session);
+    if (it == sessions_.end() || it->second.idle_gen != t.gen || it->second.busy) return;
+    if (it->second.in_tx) return end(ctx, t.session, "idle_in_transaction_session_timeout", "25P03");
+    end(ctx, t.session, "idle_session_timeout", "57P05");
+  }
+
+  void slept(Context& ctx, const Sql& q) {
     Result r;
-    r.status = Result::Status::no_connection;
-    r.error = kNoConnection;
+    finish(ctx, q, r);
+  }
+
+  // ---- advisory locks ---------------------------------------------------------------------
+
+  /// Whether another session's hold on `key` stands in the way of `shared` (or exclusive).
+  bool conflicts(const Key& key, std::int64_t id, bool shared) const {
+    const auto it = locks_.find(key);
+    if (it == locks_.end()) return false;
+    for (const auto& [other, h] : it->second)
+      if (other != id && (h.exclusive() > 0 || (!shared && !h.empty()))) return true;
+    return false;
+  }
+
+  /// Takes `key` for session `id`; the fencing token of the default database's exclusive
+  /// bigint locks (0 for others).
+  std::int64_t take(Context& ctx, std::int64_t id, Session& s, const Key& key, bool shared, bool xact) {
+    Hold& h = locks_[key][id];
+    s.keys.insert(key);
+    const bool first = h.exclusive() == 0;
+    (shared ? h.shared : h.excl)[xact ? 1 : 0] += 1;
+    if (shared || !default_space(key)) return 0;
+    const std::int64_t lock = std::get<2>(key);
+    if (!first) return d_->tokens[lock];  // re-entrant: the same session takes it again
+    const std::int64_t token = ++d_->tokens[lock];
+    ctx.emit(ev::kLock, {{ev::kLockKey, lock}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kToken, token}});
+    return token;
+  }
+
+  /// Drops holds of session `id` on `key` (`level` 0 session, 1 transaction; -1 both) and
+  /// grants what waited for them.
+  void drop(Context& ctx, std::int64_t id, const Key& key, int level, const char* why) {
+    const auto it = locks_.find(key);
+    if (it == locks_.end() || !it->second.contains(id)) return;
+    Hold& h = it->second[id];
+    const bool had = h.exclusive() > 0;
+    for (int l = 0; l < 2; ++l)
+      if (level < 0 || level == l) h.excl[l] = h.shared[l] = 0;
+    released(ctx, id, key, had && h.exclusive() == 0, why);
+  }
+
+  /// After a hold went down: the unlock event, the key forgotten when nobody holds it, waiters.
+  void released(Context& ctx, std::int64_t id, const Key& key, bool exclusive_gone, const char* why) {
+    auto& holds = locks_[key];
+    const auto s = sessions_.find(id);
+    if (exclusive_gone && default_space(key))
+      ctx.emit(ev::kUnlock, {{ev::kLockKey, std::get<2>(key)}, {ev::kSessionKey, id},
+                             {keys::kNode, s != sessions_.end() ? s->second.node : Atom()}, {keys::kWhy, Atom(why)}});
+    if (holds[id].empty()) {
+      holds.erase(id);
+      if (s != sessions_.end() && !waits_on(id, key)) s->second.keys.erase(key);
+    }
+    if (holds.empty()) locks_.erase(key);
+    grant_waiters(ctx, key);
+  }
+
+  bool waits_on(std::int64_t id, const Key& key) const {
+    for (const Waiter& w : waiters_)
+      if (w.q.session == id && w.key == key) return true;
+    return false;
+  }
+
+  Result try_lock(Context& ctx, std::int64_t id, Session& s, const Query& q) {
+    Result r;
+    const Key key = key_of(s.db, q);
+    if (conflicts(key, id, q.shared)) return r;
+    r.value = true;
+    r.token = take(ctx, id, s, key, q.shared, q.xact);
     return r;
   }
 
-  void reply(Context& ctx, const Sql& q, const Result& r) { ctx.send(q.reply_to, kAnswer, Answer{q.qid, r}); }
+  /// pg_advisory_lock: granted now, or it waits (at most lock_timeout) in line.
+  void lock(Context& ctx, const Sql& q, Session& s) {
+    const Key key = key_of(s.db, q.q);
+    if (!conflicts(key, q.session, q.q.shared) && !queued(key)) {
+      Result r;
+      r.token = take(ctx, q.session, s, key, q.q.shared, q.q.xact);
+      return finish(ctx, q, r);
+    }
+    waiters_.push_back(Waiter{q, key, ++waiter_gen_});
+    s.keys.insert(key);
+    if (s.lock_timeout > Duration::zero())
+      ctx.send_after(s.lock_timeout, ctx.self(), kLockWait, Waiting{q.session, q.qid});
+  }
 
-  Result try_lock(Context& ctx, std::int64_t id, Session& s, std::int64_t lock) {
+  bool queued(const Key& key) const {
+    for (const Waiter& w : waiters_)
+      if (w.key == key) return true;
+    return false;
+  }
+
+  /// In line order, every waiter on `key` that no holder stands in the way of.
+  void grant_waiters(Context& ctx, const Key& key) {
+    for (std::size_t i = 0; i < waiters_.size();) {
+      const Waiter w = waiters_[i];
+      if (w.key != key) {
+        ++i;
+        continue;
+      }
+      if (conflicts(key, w.q.session, w.q.q.shared)) return;  // first come, first served
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+      Result r;
+      r.token = take(ctx, w.q.session, sessions_.at(w.q.session), key, w.q.q.shared, w.q.q.xact);
+      finish(ctx, w.q, r);
+    }
+  }
+
+  void lock_timeout(Context& ctx, const Waiting& w) {
+    for (std::size_t i = 0; i < waiters_.size(); ++i) {
+      if (waiters_[i].q.session != w.session || waiters_[i].q.qid != w.qid) continue;
+      const Waiter gone = waiters_[i];
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+      finish(ctx, gone.q, sql_error("55P03", "canceling statement due to lock timeout"));
+      grant_waiters(ctx, gone.key);  // a shared waiter behind it may go now
+      return;
+    }
+  }
+
+  /// pg_advisory_unlock(_shared): one session-level hold less, or false and a WARNING.
+  Result unlock_one(Context& ctx, std::int64_t id, const Session& s, const Query& q) {
     Result r;
-    const auto held = holder_.find(lock);
-    if (held != holder_.end() && held->second != id) return r;  // another session holds it
-    r.value = true;
-    if (held != holder_.end()) {
-      r.token = d_->tokens[lock];  // re-entrant: the same session takes it again
+    const Key key = key_of(s.db, q);
+    const auto it = locks_.find(key);
+    Hold* h = it != locks_.end() && it->second.contains(id) ? &it->second[id] : nullptr;
+    std::int64_t* count = h == nullptr ? nullptr : q.shared ? &h->shared[0] : &h->excl[0];
+    if (count == nullptr || *count == 0) {
+      r.notices.push_back(std::string("you don't own a lock of type ") + (q.shared ? "ShareLock" : "ExclusiveLock"));
       return r;
     }
-    holder_[lock] = id;
-    s.locks.insert(lock);
-    r.token = ++d_->tokens[lock];
-    ctx.emit(ev::kLock, {{ev::kLockKey, lock}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kToken, r.token}});
+    --*count;
+    r.value = true;
+    released(ctx, id, key, !q.shared && h->exclusive() == 0, "unlock");
     return r;
   }
 
-  bool unlock(Context& ctx, std::int64_t id, Session& s, std::int64_t lock, const char* why) {
-    const auto held = holder_.find(lock);
-    if (held == holder_.end() || held->second != id) return false;
-    holder_.erase(held);
-    s.locks.erase(lock);
-    ctx.emit(ev::kUnlock, {{ev::kLockKey, lock}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kWhy, Atom(why)}});
-    return true;
+  void release_level(Context& ctx, std::int64_t id, const Session& s, int level) {
+    for (const Key& key : std::set<Key>(s.keys)) drop(ctx, id, key, level, "unlock");
+  }
+
+  void unlock_all(Context& ctx, std::int64_t id, const Session& s) { release_level(ctx, id, s, 0); }
+
+  void end_transaction(Context& ctx, std::int64_t id, Session& s) {
+    s.in_tx = false;
+    release_level(ctx, id, s, 1);
   }
 
   /// A write; one with a fencing token is refused unless the token is the lock's latest and a
@@ -234,7 +610,8 @@ class Server final : public Behaviour {
   Result write(Context& ctx, std::int64_t id, const Session& s, const Query& q) {
     Result r;
     const std::int64_t latest = d_->tokens[q.lock];
-    const char* stale = q.token == 0 ? nullptr : q.token != latest ? "stale_token" : !holder_.contains(q.lock) ? "lock_free" : nullptr;
+    const bool held = locks_.contains(Key{kDefaultDb, 1, q.lock, 0});
+    const char* stale = q.token == 0 ? nullptr : q.token != latest ? "stale_token" : !held ? "lock_free" : nullptr;
     if (stale != nullptr) {
       r.status = Result::Status::refused;
       r.error = stale;
@@ -261,13 +638,17 @@ class Server final : public Behaviour {
     return r;
   }
 
-  void end(Context& ctx, std::int64_t id, const char* why) {
+  /// The session ends: its locks go, what it waited for is forgotten. `bye`: what the server
+  /// tells the client (a FATAL's SQLSTATE, or empty for a reset); none when the client left.
+  void end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye = std::nullopt) {
     const auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
-    Session s = it->second;
-    for (std::int64_t lock : std::set<std::int64_t>(s.locks)) unlock(ctx, id, it->second, lock, why);
+    std::erase_if(waiters_, [id](const Waiter& w) { return w.q.session == id; });
+    for (const Key& key : std::set<Key>(it->second.keys)) drop(ctx, id, key, -1, why);
+    const Session s = sessions_.at(id);
     if (s.monitor) ctx.demonitor(s.monitor, true);
-    sessions_.erase(it);
+    sessions_.erase(id);
+    if (bye) ctx.send(s.client, kBye, Bye{*bye});
     ctx.emit(ev::kSessionEnd, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kWhy, Atom(why)}});
   }
 
@@ -276,81 +657,156 @@ class Server final : public Behaviour {
     std::vector<std::int64_t> ids;
     for (const auto& [id, other] : sessions_)
       if (victim != 0 ? id == victim : id != asker && other.node == s.node) ids.push_back(id);
-    for (std::int64_t id : ids) end(ctx, id, "terminated");
+    for (std::int64_t id : ids) end(ctx, id, "terminated", "57P01");
     return !ids.empty();
   }
 
-  /// pg_ctl restart -m fast: every session ends; the data stays.
-  void restart(Context& ctx) {
+  /// pg_ctl restart: every session ends (fast: a FATAL 57P01 first; immediate: no error
+  /// message); the data stays.
+  void restart(Context& ctx, bool fast) {
     std::vector<std::int64_t> ids;
     for (const auto& [id, s] : sessions_) ids.push_back(id);
-    for (std::int64_t id : ids) end(ctx, id, "restart");
+    for (std::int64_t id : ids) end(ctx, id, "restart", fast ? "57P01" : "");
   }
 
   ServerConfig c_;
   Durable* d_ = nullptr;  // on the node's disk
   std::map<std::int64_t, Session> sessions_;
-  std::map<std::int64_t, std::int64_t> holder_;  // lock -> the session holding it
+  std::map<Key, std::map<std::int64_t, Hold>> locks_;
+  std::vector<Waiter> waiters_;  // in line order
+  std::uint64_t waiter_gen_ = 0;
 };
 
 // ---- the client side ------------------------------------------------------------------------
 
-/// The driver's connection: a process on the client's node that owns the session, forwards its
-/// owner's queries, answers keepalive probes at any time, and gives up on a query after its
-/// command timeout.
+/// The driver's connection: a process on the client's node that owns the session (the socket
+/// and the client's OS), forwards its owner's queries, answers keepalive probes at any time,
+/// sends unacknowledged queries again, probes an idle connection with libpq's keepalives, and
+/// gives up on a query after its command timeout.
 class ConnProc final : public Behaviour {
  public:
-  ConnProc(Atom server, Pid owner) : server_(server), owner_(owner) {}
+  ConnProc(Atom server, Pid owner, ClientOptions o) : server_(server), owner_(owner), o_(std::move(o)) {}
 
   /// The socket is the owner's: an abnormal end takes it down through the link (the OS resets
   /// it); a normal one is seen here, and the OS closes it (FIN).
   InitResult init(Context& ctx) override {
     ctx.monitor(owner_);
+    ka_.idle = o_.keepalives_idle > Duration::zero() ? o_.keepalives_idle : kSecond * 7200;
+    ka_.interval = o_.keepalives_interval > Duration::zero() ? o_.keepalives_interval : kSecond * 75;
+    ka_.count = o_.keepalives_count > 0 ? o_.keepalives_count : 9;
+    ka_.user_timeout = o_.tcp_user_timeout;
     return InitResult::ok();
   }
 
   CallReply handle_call(Context& ctx, const Message& m, From from) override {
     if (m.tag == kOpen) return open(ctx);
     if (m.tag == kShut) {
-      if (session_ != 0) ctx.send(server_, kClose, session_);
+      if (session_ != 0 && !dead_) ctx.send(server_, kClose, session_);
       ctx.stop(Reason::normal());
       return CallReply::reply(kShut);
     }
     if (m.tag != kQuery) return CallReply::noreply();
     const auto& [q, timeout] = *m.payload.get<std::pair<Query, Duration>>();
+    if (dead_) return CallReply::reply(kAnswer, gone());  // the socket is closed
     const std::uint64_t qid = ++next_qid_;
     pending_[qid] = from;
-    ctx.send(server_, kSql, Sql{session_, qid, ctx.self(), q});
+    const Sql sql{session_, qid, ctx.self(), q, out_.segs.empty() ? qid : out_.segs.front().qid};
+    ctx.send(server_, kSql, sql);
+    if (out_.add(ctx.now(), sql)) ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
     ctx.send_after(timeout, ctx.self(), kQueryTimeout, qid);
     return CallReply::noreply();
   }
 
   void handle_info(Context& ctx, const Message& m) override {
     if (m.kind == MsgKind::down) {  // the owner ended without closing
-      if (session_ != 0) ctx.send(server_, kClose, session_);
+      if (session_ != 0 && !dead_) ctx.send(server_, kClose, session_);
       ctx.stop(Reason::normal());
-    } else if (m.tag == kProbe) {
+      return;
+    }
+    if (m.tag == kQueryTimeout) return timed_out(ctx, *m.payload.get<std::uint64_t>());
+    if (m.tag == kRto) return retransmit(ctx, *m.payload.get<Tick>());
+    if (m.tag == kKeepalive) return keepalive(ctx, *m.payload.get<Tick>());
+    if (dead_) return;  // the socket is closed: nothing more arrives
+    heard(ctx);
+    if (m.tag == kProbe) {
       ctx.send(server_, kAck, session_);
     } else if (m.tag == kAnswer) {
       const Answer& a = *m.payload.get<Answer>();
+      ctx.send(server_, kDataAck, std::pair<std::int64_t, std::uint64_t>{session_, a.qid});
+      if (a.r.status == Result::Status::no_connection) return lost(ctx, a.r.sqlstate);  // a reset
       answer(ctx, a.qid, a.r);
-    } else if (m.tag == kQueryTimeout) {
-      Result r;
-      r.status = Result::Status::timeout;
-      r.error = "TimeoutError";
-      answer(ctx, *m.payload.get<std::uint64_t>(), r);
+    } else if (m.tag == kDataAck) {
+      if (out_.acked(ctx.now(), m.payload.get<std::pair<std::int64_t, std::uint64_t>>()->second))
+        ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
+    } else if (m.tag == kBye) {
+      lost(ctx, m.payload.get<Bye>()->sqlstate);
     }
   }
 
  private:
   CallReply open(Context& ctx) {
-    const CallResult r = ctx.call(server_, kConnect, std::pair<Pid, Atom>{ctx.self(), ctx.node()}, kSecond * 10);
+    const Hello h{ctx.self(), ctx.node(), o_.database, o_.set};
+    const CallResult r = ctx.call(server_, kConnect, h, kSecond * 10);
     if (!r.ok() || r.reply->payload.get<std::int64_t>() == nullptr) {
       ctx.stop(Reason::normal());
       return CallReply::reply(kOpen, std::int64_t{0});
     }
     session_ = *r.reply->payload.get<std::int64_t>();
+    heard(ctx);
     return CallReply::reply(kOpen, session_);
+  }
+
+  /// Anything from the server: the client's keepalive starts again.
+  void heard(Context& ctx) {
+    const bool first = ka_.gen == 0;
+    if ((ka_.heard(ctx.now()) || first) && o_.keepalives) arm(ctx, ka_.idle);
+  }
+
+  void arm(Context& ctx, Duration wait) {
+    ++ka_.gen;
+    ctx.send_after(linux_timer(ctx.now(), wait), ctx.self(), kKeepalive, Tick{0, ka_.gen});
+  }
+
+  void keepalive(Context& ctx, const Tick& t) {
+    if (dead_ || t.gen != ka_.gen) return;
+    const Keepalive::Step step = ka_.step(ctx.now(), !out_.segs.empty());
+    if (step.what == Keepalive::Do::dead) {
+      ctx.send(server_, kRst, session_);  // the client's OS resets it (lost if the path is cut)
+      return lost(ctx, {});
+    }
+    if (step.what == Keepalive::Do::probe) ctx.send(server_, kClientProbe, std::pair<std::int64_t, Pid>{session_, ctx.self()});
+    arm(ctx, step.next);
+  }
+
+  void retransmit(Context& ctx, const Tick& t) {
+    if (dead_ || t.gen != out_.gen || out_.segs.empty()) return;
+    const std::optional<Duration> next = out_.fire(ctx.now(), o_.tcp_user_timeout, o_.tcp_retries2);
+    if (!next) return lost(ctx, {});  // ETIMEDOUT
+    for (const Sql& q : out_.segs) ctx.send(server_, kSql, q);
+    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{0, out_.gen});
+  }
+
+  /// The connection is gone (`fatal`: the SQLSTATE of the FATAL the server sent first, if any):
+  /// every query waiting fails, and every later one at once. libpq does not surface the FATAL's
+  /// SQLSTATE (the result has none: connection_lost); its text comes first in the message.
+  void lost(Context& ctx, const std::string& fatal) {
+    dead_ = fatal;
+    out_.segs.clear();
+    ++out_.gen;
+    for (const auto& [qid, from] : std::map<std::uint64_t, From>(pending_)) answer(ctx, qid, gone());
+  }
+
+  Result gone() const {
+    Result r = refused_connection();
+    if (dead_ && !dead_->empty()) r.notices.push_back("FATAL " + *dead_);
+    return r;
+  }
+
+  void timed_out(Context& ctx, std::uint64_t qid) {
+    Result r;
+    r.status = Result::Status::timeout;
+    r.error = "TimeoutError";
+    answer(ctx, qid, r);
   }
 
   void answer(Context& ctx, std::uint64_t qid, const Result& r) {
@@ -362,18 +818,42 @@ class ConnProc final : public Behaviour {
 
   Atom server_;
   Pid owner_;
+  ClientOptions o_;
   std::int64_t session_ = 0;
   std::uint64_t next_qid_ = 0;
   std::map<std::uint64_t, From> pending_;
+  Keepalive ka_;
+  Outbox<Sql> out_;
+  std::optional<std::string> dead_;  // the connection is gone (the FATAL's SQLSTATE, or empty)
 };
 
 }  // namespace
 
-std::optional<Conn> Conn::connect(Context& ctx, Atom server, Duration timeout) {
+Duration retransmission_timeout(std::int64_t retries2) {
+  // tcp_model_timeout: RTO doubling from TCP_RTO_MIN, then TCP_RTO_MAX for each retry beyond.
+  std::int64_t thresh = 0;
+  while ((std::int64_t{2} << thresh) * kRtoMin.ns <= kRtoMax.ns) ++thresh;  // ilog2(RTO_MAX / RTO_MIN)
+  if (retries2 <= thresh) return kRtoMin * ((std::int64_t{2} << retries2) - 1);
+  return kRtoMin * ((std::int64_t{2} << thresh) - 1) + kRtoMax * (retries2 - thresh);
+}
+
+std::string error_class(const Result& r) {
+  switch (r.status) {
+    case Result::Status::ok:
+    case Result::Status::refused: return {};
+    case Result::Status::timeout: return "no_answer";
+    case Result::Status::sql_error: return r.sqlstate;
+    case Result::Status::no_connection:
+    case Result::Status::error: return r.sqlstate.empty() ? "connection_lost" : r.sqlstate;
+  }
+  return {};
+}
+
+std::optional<Conn> Conn::connect(Context& ctx, Atom server, Duration timeout, const ClientOptions& opts) {
   SpawnOptions o;
   o.link = true;  // the socket goes with its owner (a normal end: ConnProc's monitor)
   o.label = Label{Atom(std::string(ctx.label().name.text()) + "/conn"), 1};
-  const Pid p = ctx.spawn(std::make_unique<ConnProc>(server, ctx.self()), o);
+  const Pid p = ctx.spawn(std::make_unique<ConnProc>(server, ctx.self(), opts), o);
   const CallResult r = ctx.call(p, kOpen, {}, timeout);
   const std::int64_t* id = r.ok() ? r.reply->payload.get<std::int64_t>() : nullptr;
   if (id == nullptr || *id == 0) {
@@ -415,12 +895,20 @@ namespace lic::scenarios {
 std::vector<BehaviourInfo> pg_behaviours() {
   return {BehaviourInfo{
       "pg.server",
-      "a simulated PostgreSQL: sessions over the network, session-level advisory locks, tables; a session ends at once on "
-      "a close or a reset, after TCP keepalive on a partition or a pause (docs/leader-election.md); degrade mode restart",
+      "a simulated PostgreSQL: sessions over the network, advisory locks (session and transaction level, shared, "
+      "blocking with lock_timeout), tables; a session ends at once on a close or a reset, after TCP keepalive or "
+      "retransmission on a partition or a pause, or on its idle timeouts (docs/leader-election.md); degrade modes restart "
+      "(pg_ctl restart -m fast) and restart_immediate",
       {{"name", "string", "Postgres", "the name it registers"},
-       {"tcp_keepalives_idle", "duration", "7200s", "silence before the first keepalive probe (Linux's default)"},
-       {"tcp_keepalives_interval", "duration", "75s", "between probes"},
-       {"tcp_keepalives_count", "int", "9", "unanswered probes before the session ends"},
+       {"tcp_keepalives_idle", "duration", "7200s", "silence before the first keepalive probe (Linux's tcp_keepalive_time)"},
+       {"tcp_keepalives_interval", "duration", "75s", "between probes (Linux's tcp_keepalive_intvl)"},
+       {"tcp_keepalives_count", "int", "9", "unanswered probes before the session ends (Linux's tcp_keepalive_probes)"},
+       {"tcp_user_timeout", "duration", "0s",
+        "0: off; how long data may stay unacknowledged, and an idle connection unanswered once probing, before the server's OS drops it"},
+       {"tcp_retries2", "int", "15", "the server's OS: retransmissions of unacknowledged data before it gives up (15: 924.6 s)"},
+       {"idle_session_timeout", "duration", "0s", "0: off; ends a session idle that long (57P05)"},
+       {"idle_in_transaction_session_timeout", "duration", "0s", "0: off; ends a session idle that long inside a transaction (25P03)"},
+       {"lock_timeout", "duration", "0s", "0: wait for ever; a blocking pg_advisory_lock gives up after it (55P03)"},
        {"query_latency", "duration", "2ms", "how long a query takes at the server"},
        {"rst_on_node_crash", "bool", "true", "a client node's crash resets its connections at once (its OS does)"}},
       [](Args& a) -> BehaviourFactory {
@@ -430,6 +918,12 @@ std::vector<BehaviourInfo> pg_behaviours() {
         c.keepalive_interval = a.positive("tcp_keepalives_interval");
         c.keepalive_count = a.integer("tcp_keepalives_count");
         if (c.keepalive_count < 1) a.invalid("tcp_keepalives_count", "must be 1 or more");
+        c.tcp_user_timeout = a.duration("tcp_user_timeout");
+        c.tcp_retries2 = a.integer("tcp_retries2");
+        if (c.tcp_retries2 < 1 || c.tcp_retries2 > 255) a.invalid("tcp_retries2", "must be 1 to 255");
+        c.idle_session_timeout = a.duration("idle_session_timeout");
+        c.idle_in_transaction_session_timeout = a.duration("idle_in_transaction_session_timeout");
+        c.lock_timeout = a.duration("lock_timeout");
         c.query_latency = a.duration("query_latency");
         c.rst_on_node_crash = a.flag("rst_on_node_crash");
         return [c](const std::string&) { return pg::server(c); };
