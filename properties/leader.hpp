@@ -5,9 +5,13 @@
 // leader acted. Pure functions of the trace.
 //
 // The vocabulary (the simulated PostgreSQL and the coordinators trace it):
-//   db_start {keepalive_idle, keepalive_interval, keepalive_count}   (ns, ns, count)
+//   db_start {keepalive_idle, keepalive_interval, keepalive_count, tcp_user_timeout, tcp_retries2}
+//                                              (ns, ns, count, ns (0: off), count)
 //   db_session {session, node, pid}            db_session_end {session, node, why}
 //   db_lock {lock, session, node, token}       db_unlock {lock, session, node, why}
+//     why (of an end, and of the unlocks it causes): closed, reset, keepalive, retransmit (TCP
+//     gave up on unacknowledged data: tcp_retries2 or tcp_user_timeout), terminated, restart,
+//     idle_session_timeout, idle_in_transaction_session_timeout; a db_unlock's also: unlock
 //   db_lease {lock, session, node, ttl}        (a lease granted or renewed for ttl ns from now)
 //   db_write {seq, session, node, lock, token, table, loop}
 //   db_write_refused {session, node, lock, token, latest, loop, why}
