@@ -34,6 +34,45 @@ constexpr std::size_t kPage = 4096;
 /// cost no resident memory, so a million idle fibers cost only the pages their frames touched.
 /// There are no guard pages: one mprotect per stack would split the mapping into a VMA per
 /// stack, and a million of them exceed vm.max_map_count. Stack sizes are generous instead.
+/// A thread's spare stack slabs, by size, kept for the next simulation: a sweep runs thousands of
+/// short simulations on each worker thread, and a mapping and an unmapping of two slabs per seed
+/// (16 and 4 MiB) made two workers queue on the process's mmap lock and interrupt each other with
+/// TLB shootdowns (`sweep --jobs 2` of a small file ran slower than `--jobs 1`). A stack handed out
+/// is unpoisoned (allocate) and written before it is read, as a stack recycled within one
+/// simulation already is.
+thread_local bool t_slabs_gone = false;  // the thread is ending: slabs go back to the OS
+
+class SlabCache {
+ public:
+  ~SlabCache() {
+    t_slabs_gone = true;
+    for (auto& [bytes, list] : spare_)
+      for (void* p : list) munmap(p, bytes);
+  }
+  void* take(std::size_t bytes) {
+    auto& list = spare_[bytes];
+    if (list.empty()) return nullptr;
+    void* p = list.back();
+    list.pop_back();
+    return p;
+  }
+  bool give(void* p, std::size_t bytes) {
+    auto& list = spare_[bytes];
+    if (list.size() >= kKept) return false;
+    list.push_back(p);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kKept = 4;  // per slab size
+  std::map<std::size_t, std::vector<void*>> spare_;
+};
+
+SlabCache* slab_cache() {
+  static thread_local SlabCache cache;
+  return t_slabs_gone ? nullptr : &cache;
+}
+
 class StackPool {
  public:
   ~StackPool() {
@@ -42,7 +81,8 @@ class StackPool {
       // Stack frames leave poisoned shadow behind; whatever is mapped here next must not see it.
       ASAN_UNPOISON_MEMORY_REGION(ptr, bytes);
 #endif
-      munmap(ptr, bytes);
+      SlabCache* cache = slab_cache();
+      if (cache == nullptr || !cache->give(ptr, bytes)) munmap(ptr, bytes);
     }
   }
 
@@ -56,8 +96,9 @@ class StackPool {
     Carve& c = carve_[bytes];
     if (c.next == c.end) {
       const std::size_t slab = bytes * kStacksPerSlab;
-      void* p = mmap(nullptr, slab, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      SlabCache* cache = slab_cache();
+      void* p = cache != nullptr ? cache->take(slab) : nullptr;
+      if (p == nullptr) p = mmap(nullptr, slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (p == MAP_FAILED) throw std::bad_alloc();
       slabs_.emplace_back(p, slab);
       c.next = static_cast<char*>(p);
