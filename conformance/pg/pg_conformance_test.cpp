@@ -84,6 +84,7 @@ void apply(pg::SessionSettings& s, const std::string& name, const std::string& v
   else if (name == "idle_session_timeout") s.idle_session_timeout = setting_of(name, v);
   else if (name == "idle_in_transaction_session_timeout") s.idle_in_transaction_session_timeout = setting_of(name, v);
   else if (name == "lock_timeout") s.lock_timeout = setting_of(name, v);
+  else if (name == "deadlock_timeout") s.deadlock_timeout = setting_of(name, v);
   else throw std::runtime_error("cases.yaml: a setting the comparator does not know: " + name);
 }
 
@@ -123,6 +124,7 @@ pg::ServerConfig server_of(const YAML::Node& n) {
     c.idle_session_timeout = s.idle_session_timeout.value_or(c.idle_session_timeout);
     c.idle_in_transaction_session_timeout = s.idle_in_transaction_session_timeout.value_or(c.idle_in_transaction_session_timeout);
     c.lock_timeout = s.lock_timeout.value_or(c.lock_timeout);
+    c.deadlock_timeout = s.deadlock_timeout.value_or(c.deadlock_timeout);
   }
   return c;
 }

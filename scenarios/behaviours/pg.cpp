@@ -37,6 +37,7 @@ const Atom kRto("$rto");              // a retransmission timer
 const Atom kRewatch("$rewatch");      // server -> itself: look again at a client contact was lost with
 const Atom kIdle("$idle");            // server -> itself: idle_session_timeout / idle_in_transaction_session_timeout
 const Atom kLockWait("$lock_timeout");// server -> itself: a waiting lock's lock_timeout
+const Atom kDeadlockCheck("$deadlock_timeout");  // server -> itself: a waiting lock looks for a deadlock
 const Atom kSlept("$slept");          // server -> itself: pg_sleep is over
 // The owner <-> its connection process.
 const Atom kOpen("conn_open");
@@ -210,11 +211,12 @@ struct Session {
   Ref monitor;
   std::string db;
   Keepalive ka;
-  Duration idle_timeout{}, idle_tx_timeout{}, lock_timeout{};
+  Duration idle_timeout{}, idle_tx_timeout{}, lock_timeout{}, deadlock_timeout{};
   Outbox<Answer> out;
   std::set<std::uint64_t> seen;  // query ids received (the client sends again until acknowledged)
   std::set<Key> keys;            // keys it holds or waits for
   bool in_tx = false;
+  bool tx_failed = false;        // a statement failed in the transaction: the rest fail until it ends
   bool busy = false;             // a statement runs, waits for a lock, or sleeps
   std::uint64_t idle_gen = 0;
 };
@@ -276,6 +278,7 @@ class Server final : public Behaviour {
     s.idle_timeout = h.set.idle_session_timeout.value_or(c_.idle_session_timeout);
     s.idle_tx_timeout = h.set.idle_in_transaction_session_timeout.value_or(c_.idle_in_transaction_session_timeout);
     s.lock_timeout = h.set.lock_timeout.value_or(c_.lock_timeout);
+    s.deadlock_timeout = h.set.deadlock_timeout.value_or(c_.deadlock_timeout);
     ctx.emit(ev::kSession, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kPid, h.client}});
     s.ka.heard(ctx.now());
     arm(ctx, id, s, s.ka.idle);
@@ -299,6 +302,7 @@ class Server final : public Behaviour {
     if (m.tag == kRto) return retransmit(ctx, *m.payload.get<Tick>());
     if (m.tag == kIdle) return idle_timeout(ctx, *m.payload.get<Tick>());
     if (m.tag == kLockWait) return lock_timeout(ctx, *m.payload.get<Waiting>());
+    if (m.tag == kDeadlockCheck) return deadlock_check(ctx, *m.payload.get<Waiting>());
     if (m.tag == kSlept) return slept(ctx, *m.payload.get<Sql>());
     if (m.tag == kRewatch) return rewatch(ctx, *m.payload.get<std::int64_t>());
     if (m.tag == faults::kDegrade) {
@@ -403,6 +407,9 @@ class Server final : public Behaviour {
     const auto it = sessions_.find(q.session);
     if (it == sessions_.end()) return;
     Session& s = it->second;
+    const bool ends_block = q.q.op == Query::Op::commit || q.q.op == Query::Op::rollback;
+    if (s.tx_failed && !ends_block)
+      return finish(ctx, q, sql_error("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
     Result r;
     switch (q.q.op) {
       case Query::Op::ping: r.value = true; break;
@@ -422,13 +429,15 @@ class Server final : public Behaviour {
   }
 
   /// A statement is over: its answer goes out, a transaction-level lock taken outside a
-  /// transaction ends with it, and the session is idle.
+  /// transaction ends with it, and the session is idle. An error inside a transaction aborts it:
+  /// its transaction-level locks go at once, and it stays failed until COMMIT or ROLLBACK.
   void finish(Context& ctx, const Sql& q, const Result& r) {
     const auto it = sessions_.find(q.session);
     if (it == sessions_.end()) return;
     Session& s = it->second;
     s.busy = false;
-    if (!s.in_tx) release_level(ctx, q.session, s, 1);
+    if (s.in_tx && r.status == Result::Status::sql_error) s.tx_failed = true;
+    if (!s.in_tx || s.tx_failed) release_level(ctx, q.session, s, 1);
     reply(ctx, q, r);
     idle(ctx, q.session, s);
   }
@@ -462,14 +471,52 @@ class Server final : public Behaviour {
   }
 
   // ---- advisory locks ---------------------------------------------------------------------
+  // As PostgreSQL's lock manager does it (lock.c LockAcquireExtended, proc.c ProcSleep and
+  // ProcLockWakeup, deadlock.c): two modes, ShareLock and ExclusiveLock; exclusive conflicts
+  // with both, shared with exclusive only.
 
-  /// Whether another session's hold on `key` stands in the way of `shared` (or exclusive).
-  bool conflicts(const Key& key, std::int64_t id, bool shared) const {
+  static constexpr unsigned kShareMode = 1, kExclMode = 2;
+  static unsigned mode_of(bool shared) { return shared ? kShareMode : kExclMode; }
+  /// Whether `mode` conflicts with any mode in `mask` (the conflict table).
+  static bool conflict(unsigned mode, unsigned mask) { return mode == kExclMode ? mask != 0 : (mask & kExclMode) != 0; }
+
+  /// The modes session `id` holds on `key`, at either level.
+  unsigned held(const Key& key, std::int64_t id) const {
+    const auto it = locks_.find(key);
+    if (it == locks_.end()) return 0;
+    const auto h = it->second.find(id);
+    if (h == it->second.end()) return 0;
+    return modes(h->second);
+  }
+
+  static unsigned modes(const Hold& x) {
+    return (x.exclusive() > 0 ? kExclMode : 0) | (x.shared[0] + x.shared[1] > 0 ? kShareMode : 0);
+  }
+
+  /// Whether another session's hold on `key` conflicts with `mode` (LockCheckConflicts: a
+  /// session never conflicts with itself).
+  bool conflicts(const Key& key, std::int64_t id, unsigned mode) const {
     const auto it = locks_.find(key);
     if (it == locks_.end()) return false;
     for (const auto& [other, h] : it->second)
-      if (other != id && (h.exclusive() > 0 || (!shared && !h.empty()))) return true;
+      if (other != id && conflict(mode, modes(h))) return true;
     return false;
+  }
+
+  /// The modes waited for on `key` (the lock's waitMask).
+  unsigned wait_mask(const Key& key) const {
+    unsigned m = 0;
+    for (const Waiter& w : waiters_)
+      if (w.key == key) m |= mode_of(w.q.q.shared);
+    return m;
+  }
+
+  /// LockAcquire's first steps: a mode the session holds already is granted at once (its local
+  /// lock table); otherwise a request that conflicts with a waiter's, or with another session's
+  /// hold, must wait.
+  bool grantable(const Key& key, std::int64_t id, unsigned mode) const {
+    if ((held(key, id) & mode) != 0) return true;
+    return !conflict(mode, wait_mask(key)) && !conflicts(key, id, mode);
   }
 
   /// Takes `key` for session `id`; the fencing token of the default database's exclusive
@@ -523,57 +570,117 @@ class Server final : public Behaviour {
   Result try_lock(Context& ctx, std::int64_t id, Session& s, const Query& q) {
     Result r;
     const Key key = key_of(s.db, q);
-    if (conflicts(key, id, q.shared)) return r;
+    if (!grantable(key, id, mode_of(q.shared))) return r;
     r.value = true;
     r.token = take(ctx, id, s, key, q.shared, q.xact);
     return r;
   }
 
-  /// pg_advisory_lock: granted now, or it waits (at most lock_timeout) in line.
+  /// pg_advisory_lock: granted now, or it waits (at most lock_timeout) in line. A session that
+  /// holds a mode a waiter needs goes ahead of that waiter, and is granted at once when nothing
+  /// ahead of it stands in the way; if it must also wait for that waiter, that is a deadlock,
+  /// found at once (ProcSleep). Otherwise it joins the end of the line.
   void lock(Context& ctx, const Sql& q, Session& s) {
     const Key key = key_of(s.db, q.q);
-    if (!conflicts(key, q.session, q.q.shared) && !queued(key)) {
-      Result r;
-      r.token = take(ctx, q.session, s, key, q.q.shared, q.q.xact);
-      return finish(ctx, q, r);
+    const unsigned mode = mode_of(q.q.shared);
+    if (grantable(key, q.session, mode)) return granted(ctx, q, s, key);
+    auto at = waiters_.end();
+    if (const unsigned mine = held(key, q.session); mine != 0) {
+      unsigned ahead = 0;
+      for (auto w = waiters_.begin(); w != waiters_.end(); ++w) {
+        if (w->key != key) continue;
+        if (conflict(mode_of(w->q.q.shared), mine)) {
+          if (conflict(mode, held(key, w->q.session))) return finish(ctx, q, deadlock());
+          if (!conflict(mode, ahead) && !conflicts(key, q.session, mode)) return granted(ctx, q, s, key);
+          at = w;
+          break;
+        }
+        ahead |= mode_of(w->q.q.shared);
+      }
     }
-    waiters_.push_back(Waiter{q, key, ++waiter_gen_});
+    waiters_.insert(at, Waiter{q, key, ++waiter_gen_});
     s.keys.insert(key);
     if (s.lock_timeout > Duration::zero())
       ctx.send_after(s.lock_timeout, ctx.self(), kLockWait, Waiting{q.session, q.qid});
+    if (s.deadlock_timeout > Duration::zero())
+      ctx.send_after(s.deadlock_timeout, ctx.self(), kDeadlockCheck, Waiting{q.session, q.qid});
   }
 
-  bool queued(const Key& key) const {
-    for (const Waiter& w : waiters_)
-      if (w.key == key) return true;
-    return false;
+  void granted(Context& ctx, const Sql& q, Session& s, const Key& key) {
+    Result r;
+    r.token = take(ctx, q.session, s, key, q.q.shared, q.q.xact);
+    finish(ctx, q, r);
   }
 
-  /// In line order, every waiter on `key` that no holder stands in the way of.
+  static Result deadlock() { return sql_error("40P01", "deadlock detected"); }
+
+  /// ProcLockWakeup: in line order, every waiter on `key` that neither a hold nor a waiter
+  /// ahead of it stands in the way of. A grant ends a statement, which may release locks and
+  /// wake waiters in turn, so the walk starts again after each.
   void grant_waiters(Context& ctx, const Key& key) {
-    for (std::size_t i = 0; i < waiters_.size();) {
-      const Waiter w = waiters_[i];
-      if (w.key != key) {
-        ++i;
-        continue;
+    for (bool again = true; again;) {
+      again = false;
+      unsigned ahead = 0;
+      for (std::size_t i = 0; i < waiters_.size(); ++i) {
+        const Waiter w = waiters_[i];
+        if (w.key != key) continue;
+        const unsigned mode = mode_of(w.q.q.shared);
+        if (conflict(mode, ahead) || conflicts(key, w.q.session, mode)) {
+          ahead |= mode;
+          continue;
+        }
+        waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+        granted(ctx, w.q, sessions_.at(w.q.session), key);
+        again = true;
+        break;
       }
-      if (conflicts(key, w.q.session, w.q.q.shared)) return;  // first come, first served
-      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-      Result r;
-      r.token = take(ctx, w.q.session, sessions_.at(w.q.session), key, w.q.q.shared, w.q.q.xact);
-      finish(ctx, w.q, r);
     }
   }
 
-  void lock_timeout(Context& ctx, const Waiting& w) {
+  /// A waiting statement gives up (lock_timeout: 55P03; a deadlock: 40P01).
+  bool give_up(Context& ctx, const Waiting& w, const Result& why) {
     for (std::size_t i = 0; i < waiters_.size(); ++i) {
       if (waiters_[i].q.session != w.session || waiters_[i].q.qid != w.qid) continue;
       const Waiter gone = waiters_[i];
       waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-      finish(ctx, gone.q, sql_error("55P03", "canceling statement due to lock timeout"));
+      finish(ctx, gone.q, why);
       grant_waiters(ctx, gone.key);  // a shared waiter behind it may go now
-      return;
+      return true;
     }
+    return false;
+  }
+
+  void lock_timeout(Context& ctx, const Waiting& w) {
+    give_up(ctx, w, sql_error("55P03", "canceling statement due to lock timeout"));
+  }
+
+  /// deadlock_timeout after a statement began to wait, it looks once for a cycle of sessions
+  /// each waiting for a lock another holds in a conflicting mode (CheckDeadLock); one through
+  /// it fails its statement (40P01). Queue-order ("soft") cycles, which PostgreSQL breaks by
+  /// reordering the line, are not modelled: only cycles of holds.
+  void deadlock_check(Context& ctx, const Waiting& w) {
+    if (waiting(w.session) == nullptr || waiting(w.session)->q.qid != w.qid) return;
+    std::set<std::int64_t> seen;
+    if (waits_for(w.session, w.session, seen)) give_up(ctx, w, deadlock());
+  }
+
+  const Waiter* waiting(std::int64_t id) const {
+    for (const Waiter& x : waiters_)
+      if (x.q.session == id) return &x;
+    return nullptr;
+  }
+
+  /// Whether session `from` waits, through holders that wait in turn, for session `target`.
+  bool waits_for(std::int64_t from, std::int64_t target, std::set<std::int64_t>& seen) const {
+    const Waiter* w = waiting(from);
+    if (w == nullptr || !seen.insert(from).second) return false;
+    const auto it = locks_.find(w->key);
+    if (it == locks_.end()) return false;
+    for (const auto& [holder, h] : it->second) {
+      if (holder == from || !conflict(mode_of(w->q.q.shared), modes(h))) continue;
+      if (holder == target || waits_for(holder, target, seen)) return true;
+    }
+    return false;
   }
 
   /// pg_advisory_unlock(_shared): one session-level hold less, or false and a WARNING.
@@ -601,6 +708,7 @@ class Server final : public Behaviour {
 
   void end_transaction(Context& ctx, std::int64_t id, Session& s) {
     s.in_tx = false;
+    s.tx_failed = false;
     release_level(ctx, id, s, 1);
   }
 
@@ -909,6 +1017,7 @@ std::vector<BehaviourInfo> pg_behaviours() {
        {"idle_session_timeout", "duration", "0s", "0: off; ends a session idle that long (57P05)"},
        {"idle_in_transaction_session_timeout", "duration", "0s", "0: off; ends a session idle that long inside a transaction (25P03)"},
        {"lock_timeout", "duration", "0s", "0: wait for ever; a blocking pg_advisory_lock gives up after it (55P03)"},
+       {"deadlock_timeout", "duration", "1s", "0: never look; how long a blocking lock waits before it looks for a deadlock (40P01)"},
        {"query_latency", "duration", "2ms", "how long a query takes at the server"},
        {"rst_on_node_crash", "bool", "true", "a client node's crash resets its connections at once (its OS does)"}},
       [](Args& a) -> BehaviourFactory {
@@ -924,6 +1033,7 @@ std::vector<BehaviourInfo> pg_behaviours() {
         c.idle_session_timeout = a.duration("idle_session_timeout");
         c.idle_in_transaction_session_timeout = a.duration("idle_in_transaction_session_timeout");
         c.lock_timeout = a.duration("lock_timeout");
+        c.deadlock_timeout = a.duration("deadlock_timeout");
         c.query_latency = a.duration("query_latency");
         c.rst_on_node_crash = a.flag("rst_on_node_crash");
         return [c](const std::string&) { return pg::server(c); };

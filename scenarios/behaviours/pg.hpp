@@ -7,7 +7,11 @@
 //   session. Advisory locks are per database, in two key spaces (one bigint; two int4), at
 //   session or transaction level, exclusive or shared: pg_try_advisory_lock (non-blocking),
 //   pg_advisory_lock (waits, at most lock_timeout: 55P03), pg_advisory_unlock (false and a
-//   WARNING for a lock not held), pg_advisory_unlock_all, BEGIN/COMMIT/ROLLBACK.
+//   WARNING for a lock not held), pg_advisory_unlock_all, BEGIN/COMMIT/ROLLBACK. The line of
+//   waiters is PostgreSQL's: a new request waits behind a conflicting waiter, a mode already held
+//   is granted again at once, a holder goes ahead of a waiter that waits for it, a cycle of waits
+//   fails one statement after deadlock_timeout (40P01), and an error inside a transaction aborts
+//   it (its transaction-level locks go; later statements fail with 25P02 until COMMIT/ROLLBACK).
 // - A session ends at once when its client closes it, when the client's process dies (its OS
 //   resets the connection), when the client's node crashes (`rst_on_node_crash`), on
 //   pg_terminate_backend, idle_session_timeout, idle_in_transaction_session_timeout, or a restart.
@@ -70,6 +74,7 @@ struct SessionSettings {
   std::optional<Duration> idle_session_timeout;
   std::optional<Duration> idle_in_transaction_session_timeout;
   std::optional<Duration> lock_timeout;
+  std::optional<Duration> deadlock_timeout;
 };
 
 struct ServerConfig {
@@ -82,6 +87,7 @@ struct ServerConfig {
   Duration idle_session_timeout{};         ///< 0: off; ends an idle session (57P05)
   Duration idle_in_transaction_session_timeout{};  ///< 0: off; ends a session idle in a transaction (25P03)
   Duration lock_timeout{};                 ///< 0: wait for ever; a blocking lock gives up (55P03)
+  Duration deadlock_timeout = kSecond;     ///< a blocking lock looks for a deadlock after it (40P01); 0: never
   Duration query_latency = kMillisecond * 2;
   bool rst_on_node_crash = true;
 };
