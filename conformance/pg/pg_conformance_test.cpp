@@ -556,7 +556,7 @@ void compare_case(const Case& c, const YAML::Node& defaults, const std::map<std:
 
 }  // namespace
 
-TEST_CASE("pg conformance: every case of cases.yaml on the simulated database matches its real PostgreSQL 15 recording", "[conformance][pg]") {
+TEST_CASE("postgresql: every case of cases.yaml on the simulated database matches its real PostgreSQL 15 recording", "[conformance][pg]") {
   const YAML::Node file = load_cases();
   const std::map<std::string, std::string> exp = read_expected();
   Report rep;
@@ -582,7 +582,7 @@ TEST_CASE("pg conformance: every case of cases.yaml on the simulated database ma
   }
 }
 
-TEST_CASE("pg conformance: expected.txt names only cases of cases.yaml, each with its reason", "[conformance][pg]") {
+TEST_CASE("postgresql: expected.txt names only cases of cases.yaml, each with its reason", "[conformance][pg]") {
   const YAML::Node file = load_cases();
   std::set<std::string> ids;
   for (const YAML::Node& n : file["cases"]) ids.insert(n["id"].as<std::string>());
@@ -594,7 +594,7 @@ TEST_CASE("pg conformance: expected.txt names only cases of cases.yaml, each wit
   }
 }
 
-TEST_CASE("pg conformance: the recogniser knows exactly the statements of cases.yaml", "[conformance][pg]") {
+TEST_CASE("postgresql: the recogniser knows exactly the statements of cases.yaml", "[conformance][pg]") {
   CHECK(recognise("SELECT pg_try_advisory_lock(1)")->q.op == pg::Query::Op::try_lock);
   CHECK(recognise("SELECT pg_try_advisory_xact_lock(1)")->q.xact);
   CHECK(recognise("SELECT pg_try_advisory_lock_shared(1)")->q.shared);
