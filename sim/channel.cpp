@@ -19,6 +19,7 @@ const Atom kOpRecv("recv");
 const Atom kClosed("closed");
 const Atom kDone("done");
 const Atom kTimeoutOp("timeout");
+const Atom kNil("nil");
 
 }  // namespace
 
@@ -40,9 +41,28 @@ struct ChanOps {
     k.note(kind, p, p->pid, other, r, s.name, s.buf.size());
   }
 
+  /// A case on a nil channel (Go's zero value): never ready, so never chosen; alone it waits
+  /// for ever.
+  static bool is_nil(const SelectCase& c) { return c.chan.id == 0; }
+
+  /// What a nil channel's wait and wake events name: `nil`, on the waiter's node, empty.
+  ChanState nil_state() const {
+    ChanState s;
+    s.name = kNil;
+    s.node = self->node_ix;
+    return s;
+  }
+
+  /// Notes `kind` for `p` on case `c`'s channel (a nil one named `nil`).
+  void note_case(EventKind kind, Process* p, const SelectCase& c, Pid other, Reason r) const {
+    if (is_nil(c)) note(kind, p, nil_state(), other, r);
+    else note(kind, p, k.chans[c.chan.id], other, r);
+  }
+
   /// Takes `w` off every queue it waits in (it is done, timed out or gone).
   void unqueue(ChanWaiter& w) const {
     for (const SelectCase& c : w.cases) {
+      if (is_nil(c)) continue;
       ChanState& s = k.chans[c.chan.id];
       auto& q = c.is_send ? s.sendq : s.recvq;
       std::erase_if(q, [&](const auto& e) { return e.first == &w; });
@@ -119,6 +139,7 @@ struct ChanOps {
   }
 
   void close(Chan c) const {
+    if (c.id == 0) panic("close of nil channel");
     ChanState& s = state(c);
     if (s.closed) panic("close of closed channel");
     s.closed = true;
@@ -147,6 +168,7 @@ struct ChanOps {
     k.check(self);
     std::vector<std::size_t> now;
     for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (is_nil(cases[i])) continue;
       state(cases[i].chan);
       if (ready(cases[i])) now.push_back(i);
     }
@@ -172,13 +194,15 @@ struct ChanOps {
       }
     } guard{*this, w};
     for (std::size_t i = 0; i < cases.size(); ++i) {
-      ChanState& s = k.chans[cases[i].chan.id];
-      (cases[i].is_send ? s.sendq : s.recvq).emplace_back(&w, i);
-      note(EventKind::chan_wait, self, s, {}, Reason::other(cases[i].is_send ? kOpSend : kOpRecv));
+      if (!is_nil(cases[i])) {
+        ChanState& s = k.chans[cases[i].chan.id];
+        (cases[i].is_send ? s.sendq : s.recvq).emplace_back(&w, i);
+      }
+      note_case(EventKind::chan_wait, self, cases[i], {}, Reason::other(cases[i].is_send ? kOpSend : kOpRecv));
     }
     const bool woken = k.park(self, timeout);
     if (!woken || !w.done) {
-      note(EventKind::chan_wake, self, k.chans[cases[0].chan.id], {}, Reason::other(kTimeoutOp));
+      note_case(EventKind::chan_wake, self, cases[0], {}, Reason::other(kTimeoutOp));
       return -1;
     }
     const ChanState& s = k.chans[cases[static_cast<std::size_t>(w.chosen)].chan.id];
@@ -240,9 +264,9 @@ void Context::chan_close(Chan c) {
   ops(*sim_, *self_).close(c);
 }
 
-std::size_t Context::chan_len(Chan c) const { return ops(*sim_, *self_).state(c).buf.size(); }
-std::size_t Context::chan_cap(Chan c) const { return ops(*sim_, *self_).state(c).cap; }
-bool Context::chan_closed(Chan c) const { return ops(*sim_, *self_).state(c).closed; }
+std::size_t Context::chan_len(Chan c) const { return c ? ops(*sim_, *self_).state(c).buf.size() : 0; }
+std::size_t Context::chan_cap(Chan c) const { return c ? ops(*sim_, *self_).state(c).cap : 0; }
+bool Context::chan_closed(Chan c) const { return c ? ops(*sim_, *self_).state(c).closed : false; }
 
 int Context::select(std::span<SelectCase> cases, Duration timeout) {
   if (cases.empty()) throw std::logic_error("select with no case");

@@ -11,6 +11,10 @@
 // - select: of the cases ready, one chosen uniformly from the process's own random stream (Go
 //   picks at random too); none ready, it waits for the first to become ready, or its timeout
 //   (zero: Go's `default`).
+// - A nil channel (`Chan{}`, Go's zero value): a send or receive on it waits for ever (until the
+//   process is killed), a select never chooses its case (Go code disables a case that way), close
+//   crashes the process ("close of nil channel"), and its length and capacity are 0. Its wait is
+//   traced as a chan_wait on a channel named `nil`.
 // Every operation is a kernel event in the trace (chan_make, chan_send, chan_recv, chan_close,
 // chan_wait, chan_wake) with the buffer's length after it. A channel belongs to the node of the
 // process that made it; using it from another node is a bug of the system's code (it crashes).
@@ -21,7 +25,8 @@
 
 namespace lic {
 
-/// A channel's handle: copy it freely (to the goroutines that share the channel).
+/// A channel's handle: copy it freely (to the goroutines that share the channel). The default
+/// one is Go's nil channel.
 struct Chan {
   std::uint32_t id = 0;
   explicit operator bool() const { return id != 0; }

@@ -278,3 +278,41 @@ TEST_CASE("channel: a channel of another node cannot be used - the process crash
   sim.run();
   CHECK(to_string(*exit_reason(sim.trace(), p)).find("belongs to node a") != std::string::npos);
 }
+
+TEST_CASE("channel: a nil channel waits for ever - a select skips its case - close crashes - a kill ends the wait", "[channel]") {
+  Simulation sim;
+  const Chan nil{};
+  const Chan r = sim.make_chan(1, Atom("r"));
+  int chosen = -2;
+  bool returned = false;
+  const Pid waiter = sim.spawn([&](Context& ctx) {
+    ctx.chan_recv(nil);
+    returned = true;
+  });
+  const Pid closer = sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    ctx.chan_close(nil);
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_send(r, 1);
+    SelectCase cases[] = {SelectCase::send(nil, 2), SelectCase::recv(r)};
+    chosen = ctx.select(cases, Duration::max());
+    CHECK(ctx.chan_len(nil) == 0);
+    CHECK(ctx.chan_cap(nil) == 0);
+    CHECK_FALSE(ctx.chan_closed(nil));
+  });
+  sim.schedule(at(5_s), [&] { sim.exit(waiter, Reason::kill()); });
+  sim.run();
+  CHECK(chosen == 1);
+  CHECK_FALSE(returned);
+  const auto killed = exit_reason(sim.trace(), waiter);
+  const auto crashed = exit_reason(sim.trace(), closer);
+  REQUIRE(killed.has_value());
+  REQUIRE(crashed.has_value());
+  CHECK(*killed == Reason::killed());
+  CHECK(to_string(*crashed).find("close of nil channel") != std::string::npos);
+  const auto waits = events_of(sim.trace(), EventKind::chan_wait);
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0]->tag == Atom("nil"));
+  CHECK(waits[0]->pid == waiter);
+}

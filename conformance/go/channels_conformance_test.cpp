@@ -319,6 +319,71 @@ std::string global_deadlock() {
   return "run ends with " + std::to_string(sim.process_count()) + " processes left waiting on channels - no crash";
 }
 
+// A nil channel (Chan{}): a send and a receive on it wait for ever; the main goroutine looks
+// after 20 ms whether either returned.
+std::string nil_channel_blocks() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const Chan nil{};
+    const Chan sent = ctx.make_chan(0, Atom("sent"));
+    const Chan got = ctx.make_chan(0, Atom("got"));
+    ctx.spawn([=](Context& g) {
+      g.chan_send(nil, 1);
+      g.chan_close(sent);
+    });
+    ctx.spawn([=](Context& g) {
+      g.chan_recv(nil);
+      g.chan_close(got);
+    });
+    settle(ctx);
+    SelectCase cases[] = {SelectCase::recv(sent), SelectCase::recv(got)};
+    const int i = ctx.select(cases, Duration::zero());
+    out = i == 0   ? "send on nil channel returned"
+          : i == 1 ? "receive on nil channel returned"
+                   : "send and receive on a nil channel still waiting";
+  });
+  sim.run();
+  return out;
+}
+
+std::string close_of_nil_channel() {
+  Simulation sim;
+  const Pid p = sim.spawn([](Context& ctx) { ctx.chan_close(Chan{}); });
+  sim.run();
+  return panic_text(sim, p);
+}
+
+std::string nil_case_in_select() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const Chan nil{};
+    const Chan r = ctx.make_chan(1, Atom("r"));
+    int chosen_nil = 0;
+    for (int i = 0; i < 1000; ++i) {
+      ctx.chan_send(r, i);
+      SelectCase cases[] = {SelectCase::recv(nil), SelectCase::send(nil, 1), SelectCase::recv(r)};
+      if (ctx.select(cases, Duration::max()) != 2) ++chosen_nil;
+    }
+    SelectCase only[] = {SelectCase::recv(nil)};
+    const std::string only_nil = ctx.select(only, Duration::zero()) == 0 ? "received" : "default taken";
+    out = "nil cases chosen " + std::to_string(chosen_nil) + " times in 1000 rounds - only nil cases with default: " + only_nil;
+  });
+  sim.run();
+  return out;
+}
+
+std::string nil_channel_len_cap() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    out = "nil channel len=" + std::to_string(ctx.chan_len(Chan{})) + " cap=" + std::to_string(ctx.chan_cap(Chan{}));
+  });
+  sim.run();
+  return out;
+}
+
 const std::map<std::string, std::function<std::string()>>& simulated_cases() {
   static const std::map<std::string, std::function<std::string()>> cases = {
       {"unbuffered_rendezvous", unbuffered_rendezvous},
@@ -336,6 +401,10 @@ const std::map<std::string, std::function<std::string()>>& simulated_cases() {
       {"select_waits_for_first_ready", select_waits_for_first_ready},
       {"context_cancel_twice", context_cancel_twice},
       {"global_deadlock", global_deadlock},
+      {"nil_channel_blocks", nil_channel_blocks},
+      {"close_of_nil_channel", close_of_nil_channel},
+      {"nil_case_in_select", nil_case_in_select},
+      {"nil_channel_len_cap", nil_channel_len_cap},
   };
   return cases;
 }
@@ -383,6 +452,10 @@ TEST_CASE("go channels: select_default", "[conformance]") { conforms("select_def
 TEST_CASE("go channels: select_waits_for_first_ready", "[conformance]") { conforms("select_waits_for_first_ready"); }
 TEST_CASE("go channels: context_cancel_twice", "[conformance]") { conforms("context_cancel_twice"); }
 TEST_CASE("go channels: global_deadlock", "[conformance]") { conforms("global_deadlock"); }
+TEST_CASE("go channels: nil_channel_blocks", "[conformance]") { conforms("nil_channel_blocks"); }
+TEST_CASE("go channels: close_of_nil_channel", "[conformance]") { conforms("close_of_nil_channel"); }
+TEST_CASE("go channels: nil_case_in_select", "[conformance]") { conforms("nil_case_in_select"); }
+TEST_CASE("go channels: nil_channel_len_cap", "[conformance]") { conforms("nil_channel_len_cap"); }
 
 TEST_CASE("go channels: the simulated lines are the same on every run", "[conformance]") {
   for (const auto& [name, run] : simulated_cases()) {

@@ -240,6 +240,60 @@ func deadlock() string {
 	return fmt.Sprintf("exit %d %q", code, first)
 }
 
+// A nil channel (the zero value of a channel variable): a send or receive on it waits for ever,
+// close panics, and a select never chooses its case (Go code disables a case by setting its
+// channel to nil).
+func nilChannelBlocks() string {
+	var c chan int
+	sent := make(chan struct{})
+	got := make(chan struct{})
+	go func() { c <- 1; close(sent) }()
+	go func() { <-c; close(got) }()
+	settle()
+	select {
+	case <-sent:
+		return "send on nil channel returned"
+	case <-got:
+		return "receive on nil channel returned"
+	default:
+		return "send and receive on a nil channel still waiting"
+	}
+}
+
+func closeOfNil() string {
+	var c chan int
+	return panicText(func() { close(c) })
+}
+
+func nilCaseInSelect() string {
+	var n chan int
+	r := make(chan int, 1)
+	chosenNil := 0
+	for i := 0; i < 1000; i++ {
+		r <- i
+		select {
+		case <-n:
+			chosenNil++
+		case n <- 1:
+			chosenNil++
+		case <-r:
+		}
+	}
+	onlyNil := "blocked"
+	select {
+	case <-n:
+		onlyNil = "received"
+	default:
+		onlyNil = "default taken"
+	}
+	return fmt.Sprintf("nil cases chosen %d times in 1000 rounds - only nil cases with default: %s", chosenNil, onlyNil)
+}
+
+func lenCapNil() string {
+	var n chan int
+	return fmt.Sprintf("nil channel len=%d cap=%d", len(n), cap(n))
+}
+
 func deadlockChild() {
 	c := make(chan int)
 	go func() { c <- 1; c <- 2 }() // one value is taken; the second send waits forever
@@ -271,6 +325,10 @@ func main() {
 		{"select_waits_for_first_ready", selectWaitsForFirstReady},
 		{"context_cancel_twice", contextCancelTwice},
 		{"global_deadlock", deadlock},
+		{"nil_channel_blocks", nilChannelBlocks},
+		{"close_of_nil_channel", closeOfNil},
+		{"nil_case_in_select", nilCaseInSelect},
+		{"nil_channel_len_cap", lenCapNil},
 	}
 	for _, c := range cases {
 		fmt.Printf("%s: %s\n", c.name, c.run())
