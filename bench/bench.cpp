@@ -231,10 +231,20 @@ void run_tree(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
 
 void run_supervised(const BenchOptions& o, Figures& f) {
   const std::size_t n = o.quick ? 10'000 : 1'000'000;
-  const std::string name = o.quick ? "supervised_worker_bytes_10k" : "supervised_worker_bytes_1m";
-  const std::vector<double> r = isolated([n] { return std::vector<double>{supervised_worker_bytes(n)}; });
-  if (r.size() == 1) f.add(name, r[0], "B");
-  else f.absent(name, "the workload's process failed");
+  const std::string size = o.quick ? "10k" : "1m";
+  for (const bool flat : {false, true}) {
+    const std::string bytes = "supervised_worker_bytes_" + size + (flat ? "_flat" : "");
+    const std::vector<double> r = isolated([n, flat] {
+      const SupervisedResult s = supervised_workers(n, flat);
+      return std::vector<double>{s.bytes_per_worker, s.start_s};
+    });
+    if (r.size() == 2) f.add(bytes, r[0], "B");
+    else f.absent(bytes, "the workload's process failed");
+    if (!flat) continue;
+    const std::string start = "supervised_flat_" + size + "_start_s";
+    if (r.size() == 2) f.add(start, r[1], "s");
+    else f.absent(start, "the workload's process failed");
+  }
 }
 
 /// The issue's headline names (issue 17), each a figure measured above under its own name, or

@@ -222,26 +222,35 @@ double timers(const TimerConfig& c) {
   return static_cast<double>(fired) / dt;
 }
 
-double supervised_worker_bytes(std::size_t workers) {
+namespace {
+supervision::Child idle_stock_worker(std::size_t i) {
+  supervision::Child c;
+  c.spec.id = "w" + std::to_string(i);
+  c.start.behaviour = [] { return std::make_unique<supervision::StockWorker>(supervision::WorkerConfig{}); };
+  return c;
+}
+}  // namespace
+
+SupervisedResult supervised_workers(std::size_t workers, bool flat) {
   SimOptions o;
   o.trace = TraceMode::off;
   Simulation sim(o);
   const std::size_t before = resident_bytes();
-  // sqrt(N) supervisors of sqrt(N) workers each: a supervisor checks its children's ids for
-  // duplicates pairwise (quadratic in its width), so one supervisor of 1M would take hours.
-  const auto width = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(workers))));
+  // Two-level: sqrt(N) supervisors of sqrt(N) workers each under a root. Flat: the root
+  // supervises all N.
+  const std::size_t width = flat ? workers : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(workers))));
+  const auto t0 = Clock::now();
   {
     supervision::SupervisorSpec root;
     root.flags.strategy = supervision::Strategy::one_for_one;
-    for (std::size_t made = 0, g = 0; made < workers; ++g) {
+    if (flat) {
+      root.children.reserve(workers);
+      for (std::size_t i = 0; i < workers; ++i) root.children.push_back(idle_stock_worker(i));
+    }
+    for (std::size_t made = 0, g = 0; !flat && made < workers; ++g) {
       supervision::SupervisorSpec group;
       group.flags.strategy = supervision::Strategy::one_for_one;
-      for (std::size_t i = 0; i < width && made < workers; ++i, ++made) {
-        supervision::Child c;
-        c.spec.id = "w" + std::to_string(i);
-        c.start.behaviour = [] { return std::make_unique<supervision::StockWorker>(supervision::WorkerConfig{}); };
-        group.children.push_back(std::move(c));
-      }
+      for (std::size_t i = 0; i < width && made < workers; ++i, ++made) group.children.push_back(idle_stock_worker(i));
       root.children.push_back(supervision::Supervisor::child("g" + std::to_string(g), std::move(group)));
     }
     SpawnOptions so;
@@ -249,13 +258,14 @@ double supervised_worker_bytes(std::size_t workers) {
     sim.spawn(std::make_unique<supervision::Supervisor>(std::move(root)), so);
   }
   sim.run();  // every worker started and idle
+  const double start_s = seconds_since(t0);
   const std::size_t after = resident_bytes();
-  const std::size_t supervisors = 1 + (workers + width - 1) / width;
+  const std::size_t supervisors = 1 + (flat ? 0 : (workers + width - 1) / width);
   if (sim.process_count() != workers + supervisors) {
     std::fprintf(stderr, "bench: %zu processes, expected %zu\n", sim.process_count(), workers + supervisors);
-    return std::numeric_limits<double>::quiet_NaN();
+    return {std::numeric_limits<double>::quiet_NaN(), start_s};
   }
-  return static_cast<double>(after - before) / static_cast<double>(workers);
+  return {static_cast<double>(after - before) / static_cast<double>(workers), start_s};
 }
 
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {

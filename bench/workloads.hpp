@@ -76,11 +76,16 @@ struct TimerConfig {
 /// W3: N processes each sleep M pseudo-random virtual durations; timer events per second.
 double timers(const TimerConfig& c);
 
-/// `workers` idle stock workers under a two-level tree (a root over sqrt(N) one_for_one
-/// supervisors of sqrt(N) workers each), all started: resident bytes per worker (the child
-/// records, each worker's process and behaviour, a share of the supervisors), tracing off.
-/// Run it isolated().
-double supervised_worker_bytes(std::size_t workers);
+struct SupervisedResult {
+  double bytes_per_worker;  ///< resident bytes per worker: the child records and specs, each
+                            ///< worker's process and behaviour, a share of the supervisors
+  double start_s;           ///< real time to build the specs and start the whole tree
+};
+
+/// `workers` idle stock workers, all started, tracing off: under a two-level tree (a root over
+/// sqrt(N) one_for_one supervisors of sqrt(N) workers each), or `flat`, all under one root
+/// one_for_one supervisor. Run it isolated().
+SupervisedResult supervised_workers(std::size_t workers, bool flat);
 
 /// Runs `fn` in a forked child and returns what it returned (NaN values if the child failed).
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn);

@@ -2,11 +2,11 @@
 
 #include <array>
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/rng.hpp"
 
@@ -24,15 +24,40 @@ constexpr std::size_t kChunkSize = std::size_t{1} << kChunkBits;
 constexpr std::size_t kChunks = detail::kAtomChunks;
 auto& g_chunks = detail::g_atom_chunks;
 
+// The index is an open-addressing hash table of atom indices (linear probing, at most half
+// full), keyed by the text hash each entry already caches: 8-16 bytes an atom, where a
+// std::map<std::string, index> node took 80 and a second copy of the text. Nothing iterates it.
 struct Table {
   std::mutex mutex;
-  std::map<std::string, std::uint32_t, std::less<>> index;
+  std::vector<std::uint32_t> slots = std::vector<std::uint32_t>(1024, 0);  // 0: empty ("" is never looked up)
   std::array<std::atomic<Entry*>, kChunks>& chunks = g_chunks;
   std::uint32_t size = 0;
 
-  Table() { add(""); }
+  Table() { add("", stable_hash("")); }
 
-  std::uint32_t add(std::string_view text) {
+  static const Entry& entry(std::uint32_t i) { return detail::atom_entry(i); }
+
+  /// The slot holding `text`'s index, or the empty slot where it would go.
+  std::size_t probe(std::string_view text, std::uint64_t hash) const {
+    const std::size_t mask = slots.size() - 1;
+    std::size_t k = static_cast<std::size_t>(hash) & mask;
+    while (slots[k] != 0 && (entry(slots[k]).hash != hash || entry(slots[k]).text != text)) k = (k + 1) & mask;
+    return k;
+  }
+
+  void grow() {
+    std::vector<std::uint32_t> old = std::move(slots);
+    slots.assign(old.size() * 2, 0);
+    const std::size_t mask = slots.size() - 1;
+    for (std::uint32_t i : old) {
+      if (i == 0) continue;
+      std::size_t k = static_cast<std::size_t>(entry(i).hash) & mask;
+      while (slots[k] != 0) k = (k + 1) & mask;
+      slots[k] = i;
+    }
+  }
+
+  std::uint32_t add(std::string_view text, std::uint64_t hash) {
     const std::uint32_t i = size;
     if ((i >> kChunkBits) >= kChunks) throw std::length_error("atom table is full");
     Entry* chunk = chunks[i >> kChunkBits].load(std::memory_order_acquire);
@@ -40,15 +65,15 @@ struct Table {
       chunk = new Entry[kChunkSize];
       chunks[i >> kChunkBits].store(chunk, std::memory_order_release);
     }
-    chunk[i & (kChunkSize - 1)] = Entry{stable_hash(text), std::string(text)};
-    index.emplace(std::string(text), i);
+    chunk[i & (kChunkSize - 1)] = Entry{hash, std::string(text)};
     ++size;
+    if (i != 0) {
+      if (2 * (size + 1) > slots.size()) grow();
+      slots[probe(text, hash)] = i;
+    }
     return i;
   }
-
 };
-
-
 
 Table& table() {
   static Table* t = new Table();  // never destroyed: atoms may be used during static teardown
@@ -59,12 +84,11 @@ Table& table() {
 
 Atom::Atom(std::string_view text) {
   if (text.empty()) return;
+  const std::uint64_t hash = stable_hash(text);
   Table& t = table();
   std::lock_guard lock(t.mutex);
-  auto it = t.index.find(text);
-  index_ = it != t.index.end() ? it->second : t.add(text);
+  const std::size_t k = t.probe(text, hash);
+  index_ = t.slots[k] != 0 ? t.slots[k] : t.add(text, hash);
 }
-
-
 
 }  // namespace lic

@@ -67,7 +67,10 @@ struct Process {
   std::uint32_t mailbox_max = 0;  // plain messages, casts and calls waiting at most (0: no bound)
   bool mailbox_block = false;     // a full mailbox makes local senders wait
   std::uint32_t user_mail = 0;    // plain messages, casts and calls in the mailbox
-  std::deque<Pid> blocked_senders;  // waiting for room, first come first served
+  // Waiting for room, first come first served: [blocked_head, end) (a vector, empty in nearly
+  // every process, allocates nothing; a deque's constructor allocated 576 bytes for each).
+  std::vector<Pid> blocked_senders;
+  std::uint32_t blocked_head = 0;
   bool has_rng = false;  // rng is derived on first use
   Rng rng;  // in the record itself: one cache miss less per random draw
 

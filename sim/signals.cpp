@@ -131,7 +131,14 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
     end_process(p, Reason::noconnection());
     return r;
   }
-  if (parent != nullptr && opts.link) link(parent, p->pid);
+  if (parent != nullptr && opts.link) {
+    // What link() does, without its search of the parent's links: a fresh pid is in none, and
+    // the two are connected (checked above). A supervisor of a million children searched its
+    // links once for each.
+    parent->links.push_back(p->pid);
+    p->links.push_back(parent->pid);
+    note(EventKind::link, parent, parent->pid, p->pid);
+  }
   if (parent != nullptr && opts.monitor) r.monitor = monitor(parent, p->pid);
   if (!start_delays.empty() && !p->label.name.empty()) {
     auto it = start_delays.find(p->label.name.index());
@@ -223,9 +230,16 @@ MessagePtr Simulation::Impl::take_match(Process* p, const Match& match) {
 void Simulation::Impl::mailbox_took(Process* p, const Message& m) {
   if (!counts_toward_bound(m)) return;
   --p->user_mail;
-  while (!p->blocked_senders.empty()) {
-    Process* w = find(p->blocked_senders.front());
-    p->blocked_senders.pop_front();
+  while (p->blocked_head < p->blocked_senders.size()) {
+    Process* w = find(p->blocked_senders[p->blocked_head++]);
+    if (p->blocked_head == p->blocked_senders.size()) {
+      p->blocked_senders.clear();
+      p->blocked_head = 0;
+    } else if (p->blocked_head >= 64 && 2 * p->blocked_head >= p->blocked_senders.size()) {
+      // Served half a long queue: drop the served front, so it never grows without bound.
+      p->blocked_senders.erase(p->blocked_senders.begin(), p->blocked_senders.begin() + p->blocked_head);
+      p->blocked_head = 0;
+    }
     if (w != nullptr && !w->dead && w->waiting && w->wait_match == nullptr) {
       unpark(w);
       return;
@@ -395,10 +409,11 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   p->mbox_size = 0;
   p->user_mail = 0;
   // Senders waiting for room go on (their send finds no process).
-  for (Pid s : p->blocked_senders) {
-    if (Process* w = find(s)) unpark(w);
+  for (std::size_t k = p->blocked_head; k < p->blocked_senders.size(); ++k) {
+    if (Process* w = find(p->blocked_senders[k])) unpark(w);
   }
   p->blocked_senders.clear();
+  p->blocked_head = 0;
   // Links, in link order: each linked process gets the exit signal (normal included: a trapping
   // process turns it into a message, a non-trapping one ignores it).
   std::vector<Pid> links = std::move(p->links);

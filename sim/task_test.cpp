@@ -138,6 +138,34 @@ TEST_CASE("mailbox: a bounded mailbox that blocks makes the sender wait until th
   CHECK(events_of(sim.trace(), EventKind::drop).empty());
 }
 
+TEST_CASE("bounded mailbox: 200 senders waiting for room go on first come first served", "[task]") {
+  // More waiters than the queue keeps before it drops its served front (64): the order holds
+  // across that.
+  Simulation sim;
+  SpawnOptions o;
+  o.mailbox_max = 1;
+  o.mailbox_block = true;
+  constexpr int kSenders = 200;
+  std::vector<std::int64_t> got;
+  const Pid consumer = sim.spawn(
+      [&](Context& ctx) {
+        for (int i = 0; i <= kSenders; ++i) {
+          ctx.sleep(1_s);
+          got.push_back(*ctx.receive()->get<std::int64_t>());
+        }
+      },
+      o);
+  sim.spawn([&](Context& ctx) { ctx.send(consumer, kWork, std::int64_t{-1}); });  // fills it
+  for (int i = 0; i < kSenders; ++i) {
+    sim.spawn([&, i](Context& ctx) { ctx.send(consumer, kWork, std::int64_t{i}); });
+  }
+  sim.run();
+  std::vector<std::int64_t> want{-1};
+  for (int i = 0; i < kSenders; ++i) want.push_back(i);
+  CHECK(got == want);
+  CHECK(events_of(sim.trace(), EventKind::mailbox_wait).size() >= kSenders);
+}
+
 TEST_CASE("clock: a node's drift changes what its processes read as now and how long their timers last - skew moves its wall clock", "[task]") {
   Simulation sim;
   sim.set_clock(kNode, 2_s, 100'000);  // 10 % fast, wall clock 2 s ahead

@@ -20,17 +20,41 @@ const Atom kTryAgain("try_again_restart");
 const Atom kSystemStop("$system_stop");
 
 Supervisor::Supervisor(SupervisorSpec spec)
-    : flags_(spec.flags),
-      inits_(std::move(spec.inits)),
-      report_start_(spec.report_start),
-      intensity_(spec.flags.intensity, spec.flags.period, spec.flags.window) {
+    : Supervisor(std::make_shared<const SupervisorSpec>(std::move(spec))) {}
+
+namespace {
+// The first child (in start order) whose id an earlier child has: index n when none. Sorting
+// indices by (id, index) puts each id's occurrences together in start order, so the second
+// of each group is a duplicate and the smallest of those is the first; n log n, where checking
+// every pair took hours for a million children.
+std::size_t first_duplicate(const std::vector<Child>& children) {
+  const std::size_t n = children.size();
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&children](std::uint32_t a, std::uint32_t b) {
+    const int c = children[a].spec.id.compare(children[b].spec.id);
+    return c != 0 ? c < 0 : a < b;
+  });
+  std::size_t first = n;
+  for (std::size_t k = 1; k < n; ++k) {
+    if (children[order[k]].spec.id == children[order[k - 1]].spec.id) first = std::min<std::size_t>(first, order[k]);
+  }
+  return first;
+}
+}  // namespace
+
+Supervisor::Supervisor(std::shared_ptr<const SupervisorSpec> spec)
+    : flags_(spec->flags),
+      inits_(spec->inits),
+      report_start_(spec->report_start),
+      intensity_(spec->flags.intensity, spec->flags.period, spec->flags.window) {
   // OTP's check_startspec: ids unique; significant only with auto_shutdown and not permanent;
   // simple_one_for_one has one template spec (none: Elixir's DynamicSupervisor).
-  for (std::size_t i = 0; i < spec.children.size() && spec_error_.empty(); ++i) {
-    const ChildSpec& c = spec.children[i].spec;
-    for (std::size_t j = 0; j < i; ++j) {
-      if (spec.children[j].spec.id == c.id) spec_error_ = "{duplicate_child_name," + c.id + "}";
-    }
+  const std::vector<Child>& children = spec->children;
+  const std::size_t duplicate = first_duplicate(children);
+  for (std::size_t i = 0; i < children.size() && spec_error_.empty(); ++i) {
+    const ChildSpec& c = children[i].spec;
+    if (i == duplicate) spec_error_ = "{duplicate_child_name," + c.id + "}";
     if (c.significant && flags_.auto_shutdown == AutoShutdown::never) {
       spec_error_ = "{bad_combination,[{auto_shutdown,never},{significant,true}]}";
     } else if (c.significant && c.restart == RestartType::permanent) {
@@ -38,19 +62,27 @@ Supervisor::Supervisor(SupervisorSpec spec)
     }
   }
   if (dynamic()) {
-    if (spec.children.size() > 1) spec_error_ = "bad_start_spec";  // init stops {bad_start_spec, ...}
-    if (spec.children.size() == 1) template_ = std::move(spec.children.front());
+    if (children.size() > 1) spec_error_ = "bad_start_spec";  // init stops {bad_start_spec, ...}
+    if (children.size() == 1) template_ = std::shared_ptr<const Child>(spec, &children.front());
     return;
   }
-  for (Child& c : spec.children) add_slot(std::move(c));
+  slots_.reserve(children.size());
+  // Each slot points into the shared spec (the aliasing constructor: no copy, no allocation).
+  for (const Child& c : children) add_slot(std::shared_ptr<const Child>(spec, &c));
 }
 
-std::size_t Supervisor::add_slot(Child child) {
+std::size_t Supervisor::add_slot(std::shared_ptr<const Child> child) {
   Slot s;
   s.child = std::move(child);
   s.key = next_key_++;
   slots_.push_back(std::move(s));
   return slots_.size() - 1;
+}
+
+void Supervisor::remove(std::size_t i) {
+  if (slots_[i].removed) return;
+  slots_[i].removed = true;
+  ++removed_;
 }
 
 Child Supervisor::child(std::string id, SupervisorSpec spec, RestartType restart) {
@@ -59,13 +91,13 @@ Child Supervisor::child(std::string id, SupervisorSpec spec, RestartType restart
   c.spec.restart = restart;
   c.spec.type = ChildType::supervisor;
   c.spec.shutdown = Shutdown::infinity();
-  auto shared = std::make_shared<SupervisorSpec>(std::move(spec));
-  c.start.behaviour = [shared] { return std::make_unique<Supervisor>(*shared); };
+  auto shared = std::make_shared<const SupervisorSpec>(std::move(spec));
+  c.start.behaviour = [shared] { return std::make_unique<Supervisor>(shared); };
   return c;
 }
 
 std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
-  std::string path = std::string(ctx.label().name.text()) + "/" + slots_[i].child.spec.id;
+  std::string path = std::string(ctx.label().name.text()) + "/" + slots_[i].child->spec.id;
   // A dynamic child's path names it among its siblings (which share the spec id).
   if (dynamic()) path += "." + std::to_string(slots_[i].key);
   return path;
@@ -78,7 +110,7 @@ std::string Supervisor::path_of(const Context& ctx, std::size_t i) const {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 void Supervisor::report(Context& ctx, Atom what, std::size_t i, const Reason* reason) {
-  std::vector<TraceField> fields{{keys::kId, Atom(slots_[i].child.spec.id)}};
+  std::vector<TraceField> fields{{keys::kId, Atom(slots_[i].child->spec.id)}};
   if (slots_[i].pid) fields.push_back({keys::kPid, slots_[i].pid});
   if (reason != nullptr) fields.push_back({keys::kReason, Atom(to_string(*reason))});
   ctx.emit(what, std::move(fields));
@@ -93,13 +125,13 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
   SpawnOptions o;
   o.link = true;
   o.label = Label{Atom(path_of(ctx, i)), s.starts};
-  o.node = s.child.spec.node;
-  o.mailbox_max = s.child.spec.mailbox_max;
-  o.mailbox_block = s.child.spec.mailbox_block;
+  o.node = s.child->spec.node;
+  o.mailbox_max = s.child->spec.mailbox_max;
+  o.mailbox_block = s.child->spec.mailbox_block;
   Pid pid;
-  if (s.child.start.behaviour) {
+  if (s.child->start.behaviour) {
     o.ack_init = true;
-    pid = ctx.spawn(s.child.start.behaviour(), o);
+    pid = ctx.spawn(s.child->start.behaviour(), o);
     // Like proc_lib:start_link: wait for init's acknowledgement, or the child's death before it.
     MessagePtr m = ctx.receive([pid](const Message& x) {
       return (x.tag == kInitAck && x.from == pid) || is_exit_from(x, pid);
@@ -111,7 +143,7 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
     const auto status = static_cast<InitResult::Status>(*m->get<int>());
     if (status == InitResult::Status::ignore) {
       // OTP reports nothing here; the trace records it so every start attempt has a result.
-      ctx.emit(Atom("start_ignored"), {{keys::kId, Atom(s.child.spec.id)}, {keys::kStart, static_cast<std::int64_t>(s.starts)}});
+      ctx.emit(Atom("start_ignored"), {{keys::kId, Atom(s.child->spec.id)}, {keys::kStart, static_cast<std::int64_t>(s.starts)}});
       return Started::ignore;
     }
     if (status == InitResult::Status::stop) {
@@ -119,14 +151,18 @@ Supervisor::Started Supervisor::start(Context& ctx, std::size_t i, Reason& error
       return Started::error;
     }
   } else {
-    pid = ctx.spawn(s.child.start.body, o);
+    pid = ctx.spawn(s.child->start.body, o);
   }
   s.pid = pid;
   s.last = pid;
   s.restarting = false;
-  ctx.emit(events::kChildStarted, {{keys::kId, Atom(s.child.spec.id)},
-                                    {keys::kPid, pid},
-                                    {keys::kStart, static_cast<std::int64_t>(s.starts)}});
+  // Not even built when nothing is traced: the id's atom would stay interned for the whole
+  // OS process, ~50 bytes a child of a wide supervisor.
+  if (ctx.simulation().trace().enabled()) {
+    ctx.emit(events::kChildStarted, {{keys::kId, Atom(s.child->spec.id)},
+                                      {keys::kPid, pid},
+                                      {keys::kStart, static_cast<std::int64_t>(s.starts)}});
+  }
   return Started::ok;
 }
 
@@ -162,13 +198,13 @@ InitResult Supervisor::init_tree(Context& ctx) {
         break;
       case Started::ignore:
         // OTP keeps a non-temporary child's spec with pid undefined, and drops a temporary one.
-        if (slots_[i].child.spec.restart == RestartType::temporary) slots_[i].removed = true;
+        if (slots_[i].child->spec.restart == RestartType::temporary) remove(i);
         break;
       case Started::error: {
         report(ctx, events::kStartError, i, &error);
         shut_down_all(ctx);  // those already started, in reverse order; no later ones start
         return InitResult::stop(Reason::shutdown(Atom("{failed_to_start_child," +
-                                                      slots_[i].child.spec.id + "," +
+                                                      slots_[i].child->spec.id + "," +
                                                       to_string(error) + "}")));
       }
     }
@@ -192,7 +228,7 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
   s.restarting = false;
   if (!s.pid) return;
   const Pid pid = s.pid;
-  const Shutdown how = s.child.spec.shutdown;
+  const Shutdown how = s.child->spec.shutdown;
   // OTP's monitor_child: monitor, unlink, and if the child already died (its EXIT is in the
   // mailbox) its shutdown reports that reason.
   const Ref ref = ctx.monitor(pid);
@@ -215,7 +251,7 @@ void Supervisor::shut_down(Context& ctx, std::size_t i) {
     }
     got = m->reason;
   }
-  if (!shutdown_fine(s.child.spec, got)) report(ctx, events::kShutdownError, i, &got);
+  if (!shutdown_fine(s.child->spec, got)) report(ctx, events::kShutdownError, i, &got);
   s.pid = Pid{};
 }
 
@@ -236,12 +272,12 @@ void Supervisor::shut_down_dynamic(Context& ctx) {
   auto finish = [&](std::size_t i, const Reason& got) {
     const std::string why = to_string(got);
     const bool known = std::any_of(errors.begin(), errors.end(), [&why](const auto& e) { return e.first == why; });
-    if (!shutdown_fine(slots_[i].child.spec, got) && !known) {
+    if (!shutdown_fine(slots_[i].child->spec, got) && !known) {
       errors.emplace_back(why, error_pids.size());
       error_pids.push_back(slots_[i].pid);
     }
     slots_[i].pid = Pid{};
-    slots_[i].removed = true;
+    remove(i);
   };
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
@@ -256,7 +292,7 @@ void Supervisor::shut_down_dynamic(Context& ctx) {
       finish(i, early->reason);
       continue;
     }
-    const Shutdown how = s.child.spec.shutdown;
+    const Shutdown how = s.child->spec.shutdown;
     const bool brutal = how.kind == Shutdown::Kind::brutal_kill;
     ctx.exit(pid, brutal ? Reason::kill() : Reason::shutdown());
     waiting.push_back({i, ref, how.kind == Shutdown::Kind::timeout ? ctx.now() + how.timeout : Time::max()});
@@ -323,8 +359,8 @@ bool Supervisor::restart(Context& ctx, std::size_t failed) {
     // OTP's del_child: the failed child ends for good (a temporary one is dropped).
     slots_[failed].pid = Pid{};
     slots_[failed].restarting = false;
-    if (dynamic() || slots_[failed].child.spec.restart == RestartType::temporary) {
-      slots_[failed].removed = true;
+    if (dynamic() || slots_[failed].child->spec.restart == RestartType::temporary) {
+      remove(failed);
     }
     return false;
   }
@@ -337,21 +373,21 @@ bool Supervisor::restart(Context& ctx, std::size_t failed) {
     if (dynamic() && i != failed) continue;  // a dynamic child restarts alone
     if (i == failed) failed_pos = index.size();
     index.push_back(i);
-    states.push_back({slots_[i].child.spec.restart, static_cast<bool>(slots_[i].pid)});
+    states.push_back({slots_[i].child->spec.restart, static_cast<bool>(slots_[i].pid)});
   }
   const RestartPlan plan = plan_restart(flags_.strategy, states, failed_pos);
   for (std::size_t p : plan.terminate) shut_down(ctx, index[p]);
-  for (std::size_t p : plan.remove) slots_[index[p]].removed = true;
+  for (std::size_t p : plan.remove) remove(index[p]);
   for (std::size_t p : plan.restart) slots_[index[p]].restarting = false;
   for (std::size_t p : plan.restart) {
     const std::size_t i = index[p];
     Reason error;
     const Started r = start(ctx, i, error);
     if (r == Started::ignore &&
-        (dynamic() || slots_[i].child.spec.restart == RestartType::temporary)) {
+        (dynamic() || slots_[i].child->spec.restart == RestartType::temporary)) {
       // A dynamic child whose restart returns ignore is dropped: OTP 25 kept it with pid
       // undefined and crashed at shutdown (erlang/otp#8215); later releases drop it.
-      slots_[i].removed = true;
+      remove(i);
     } else if (r == Started::error) {
       // OTP: report, mark the child `restarting`, and cast try_again_restart to itself, so
       // other messages (a shutdown, a management call) are handled before the retry. The retry
@@ -376,28 +412,28 @@ void Supervisor::try_again(Context& ctx, std::uint32_t key) {
 }
 
 bool Supervisor::auto_shutdown_due(const Slot& ended) const {
-  if (flags_.auto_shutdown == AutoShutdown::never || !ended.child.spec.significant) return false;
+  if (flags_.auto_shutdown == AutoShutdown::never || !ended.child->spec.significant) return false;
   if (flags_.auto_shutdown == AutoShutdown::any_significant) return true;
   // all_significant: no other significant child still has a process (or a pending restart).
   for (const Slot& s : slots_) {
     if (&s == &ended || s.removed) continue;
-    if (dynamic() ? true : (s.child.spec.significant && (s.pid || s.restarting))) return false;
+    if (dynamic() ? true : (s.child->spec.significant && (s.pid || s.restarting))) return false;
   }
   return true;
 }
 
 void Supervisor::child_exited(Context& ctx, std::size_t i, const Reason& reason) {
   Slot& s = slots_[i];
-  const RestartType type = s.child.spec.restart;
+  const RestartType type = s.child->spec.restart;
   // OTP reports a permanent child's end whatever the reason, others only when abnormal.
   if (type == RestartType::permanent || !reason.is_clean()) report(ctx, events::kChildTerminated, i, &reason);
   s.pid = Pid{};
   if (!restart_wanted(type, reason)) {
     // OTP's del_child: a temporary (or any dynamic) child is dropped, a transient one keeps its
     // spec with pid undefined. Only a child that is not restarted can trigger auto_shutdown.
-    if (type == RestartType::temporary || dynamic()) s.removed = true;
+    if (type == RestartType::temporary || dynamic()) remove(i);
     if (auto_shutdown_due(s)) {
-      ctx.emit(events::kAutoShutdown, {{keys::kId, Atom(s.child.spec.id)}});
+      ctx.emit(events::kAutoShutdown, {{keys::kId, Atom(s.child->spec.id)}});
       give_up(ctx);
     }
     return;
@@ -406,6 +442,8 @@ void Supervisor::child_exited(Context& ctx, std::size_t i, const Reason& reason)
 }
 
 void Supervisor::compact() {
+  if (removed_ == 0) return;
+  removed_ = 0;
   std::erase_if(slots_, [](const Slot& s) { return s.removed; });
 }
 
@@ -437,7 +475,7 @@ std::size_t Supervisor::find_pid(Pid pid) const {
 
 std::size_t Supervisor::find(const std::string& id) const {
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i].removed && slots_[i].child.spec.id == id) return i;
+    if (!slots_[i].removed && slots_[i].child->spec.id == id) return i;
   }
   return slots_.size();
 }
@@ -476,7 +514,7 @@ std::vector<ChildInfo> Supervisor::children() const {
   std::vector<ChildInfo> out;
   auto row = [&out](const Slot& s) {
     if (!s.removed) {
-      out.push_back({s.child.spec.id, s.pid, s.restarting, s.child.spec.type, s.child.spec.restart});
+      out.push_back({s.child->spec.id, s.pid, s.restarting, s.child->spec.type, s.child->spec.restart});
     }
   };
   if (dynamic()) {
@@ -502,7 +540,7 @@ ChildCounts Supervisor::counts() const {
     if (s.removed) continue;
     ++c.specs;
     if (s.pid) ++c.active;
-    ++(s.child.spec.type == ChildType::supervisor ? c.supervisors : c.workers);
+    ++(s.child->spec.type == ChildType::supervisor ? c.supervisors : c.workers);
   }
   // simple_one_for_one counts its one spec (OTP); without a template (DynamicSupervisor) every
   // child is a spec of its own.
@@ -521,9 +559,9 @@ std::vector<SupervisorSnapshot> snapshot(const Simulation& sim) {
   return out;
 }
 
-ManagementReply Supervisor::start_new(Context& ctx, Child child) {
+ManagementReply Supervisor::start_new(Context& ctx, std::shared_ptr<const Child> child) {
   ManagementReply r;
-  const RestartType type = child.spec.restart;
+  const RestartType type = child->spec.restart;
   const std::size_t i = add_slot(std::move(child));
   Reason error;
   switch (start(ctx, i, error)) {
@@ -532,14 +570,14 @@ ManagementReply Supervisor::start_new(Context& ctx, Child child) {
       r.pid = slots_[i].pid;
       break;
     case Started::ignore:  // ok with pid undefined; only a static non-temporary spec is kept
-      if (dynamic() || type == RestartType::temporary) slots_[i].removed = true;
+      if (dynamic() || type == RestartType::temporary) remove(i);
       r.ok = true;
       break;
     case Started::error:  // no retry; the spec is not added
-      slots_[i].removed = true;
+      remove(i);
       r.error = error;
       // OTP wraps a static start_child's failure with the child: {error, {Reason, Child}}.
-      if (!dynamic()) r.failed_child = slots_[i].child.spec.id;
+      if (!dynamic()) r.failed_child = slots_[i].child->spec.id;
       break;
   }
   return r;
@@ -563,7 +601,7 @@ ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
       }
       return failure("already_present");
     }
-    return start_new(ctx, *c);
+    return start_new(ctx, std::make_shared<const Child>(*c));
   }
   const std::string* id = m.get<std::string>();
   if (id == nullptr) return failure(m.get<Pid>() != nullptr ? "not_found" : "badarg");
@@ -572,13 +610,13 @@ ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
   Slot& s = slots_[i];
   if (m.tag == kTerminateChild) {
     shut_down(ctx, i);  // also cancels a pending retry
-    if (s.child.spec.restart == RestartType::temporary) s.removed = true;
+    if (s.child->spec.restart == RestartType::temporary) remove(i);
     r.ok = true;
   } else if (m.tag == kRestartChild || m.tag == kDeleteChild) {
     if (s.restarting) return failure("restarting");
     if (s.pid) return failure("running");
     if (m.tag == kDeleteChild) {
-      s.removed = true;
+      remove(i);
       r.ok = true;
       return r;
     }
@@ -598,22 +636,18 @@ ManagementReply Supervisor::manage(Context& ctx, const Message& m) {
 ManagementReply Supervisor::manage_dynamic(Context& ctx, const Message& m) {
   ManagementReply r;
   if (m.tag == kStartChild) {
-    std::size_t live = 0;
-    for (const Slot& s : slots_) live += s.removed ? 0 : 1;
+    const std::size_t live = slots_.size() - removed_;
     if (flags_.max_children && live >= *flags_.max_children) return failure("max_children");
     if (const Child* c = m.get<Child>()) {
       if (template_) return failure("badarg");  // OTP's simple_one_for_one takes arguments
-      return start_new(ctx, *c);
+      return start_new(ctx, std::make_shared<const Child>(*c));
     }
     const DynamicArg* a = m.get<DynamicArg>();
     if (a == nullptr || !template_) return failure("badarg");
-    Child c;
-    c.spec = template_->spec;
-    if (template_->start.behaviour_with_arg) {
-      c.start.behaviour = [f = template_->start.behaviour_with_arg, arg = a->arg] { return f(arg); };
-    } else {
-      c.start = template_->start;
-    }
+    if (!template_->start.behaviour_with_arg) return start_new(ctx, template_);  // shares the template
+    auto c = std::make_shared<Child>();
+    c->spec = template_->spec;
+    c->start.behaviour = [f = template_->start.behaviour_with_arg, arg = a->arg] { return f(arg); };
     return start_new(ctx, std::move(c));
   }
   if (m.tag == kRestartChild || m.tag == kDeleteChild) return failure("simple_one_for_one");
@@ -632,7 +666,7 @@ ManagementReply Supervisor::manage_dynamic(Context& ctx, const Message& m) {
       return r;
     }
     shut_down(ctx, i);
-    slots_[i].removed = true;
+    remove(i);
     r.ok = true;
     return r;
   }

@@ -89,6 +89,9 @@ struct ManagementReply {
 class Supervisor final : public Behaviour {
  public:
   explicit Supervisor(SupervisorSpec spec);
+  /// The same, sharing the spec: every start of this supervisor (a restart included) reads its
+  /// children's specs and start functions from the one copy instead of copying each.
+  explicit Supervisor(std::shared_ptr<const SupervisorSpec> spec);
 
   /// A child entry that starts a supervisor with `spec` (type supervisor, shutdown infinity).
   static Child child(std::string id, SupervisorSpec spec, RestartType restart = RestartType::permanent);
@@ -106,7 +109,7 @@ class Supervisor final : public Behaviour {
 
  private:
   struct Slot {
-    Child child;
+    std::shared_ptr<const Child> child;  // the spec's own entry (shared, never copied) or a start_child's
     Pid pid;                   // Pid{} is OTP's `undefined`
     Pid last;                  // the last pid it had: names a dynamic child while restarting
     std::uint32_t key = 0;     // stable identity: retries and dynamic children's labels use it
@@ -130,16 +133,19 @@ class Supervisor final : public Behaviour {
   std::string path_of(const Context& ctx, std::size_t i) const;
   std::size_t find(const std::string& id) const;
   std::size_t find_pid(Pid pid) const;
-  std::size_t add_slot(Child child);
+  std::size_t add_slot(std::shared_ptr<const Child> child);
+  /// Marks slot i ended for good; compact() drops it at the end of the message's handling.
+  void remove(std::size_t i);
   void compact();
   ManagementReply manage(Context& ctx, const Message& m);
   ManagementReply manage_dynamic(Context& ctx, const Message& m);
-  ManagementReply start_new(Context& ctx, Child child);
+  ManagementReply start_new(Context& ctx, std::shared_ptr<const Child> child);
   void report(Context& ctx, Atom what, std::size_t i, const Reason* reason);
 
   SupFlags flags_;
   std::vector<Slot> slots_;  // start order
-  std::optional<Child> template_;  // simple_one_for_one's child spec
+  std::size_t removed_ = 0;  // slots marked removed, not yet compacted away
+  std::shared_ptr<const Child> template_;  // simple_one_for_one's child spec
   std::string spec_error_;         // a bad start spec, reported by init
   std::vector<InitResult> inits_;  // its own init callback's result per start attempt
   bool report_start_ = false;      // a root: trace root_start
