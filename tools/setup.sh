@@ -21,6 +21,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/tools/phase-times.sh"  # `phase NAME`: timed only when LETITCRASH_PHASES is set
 build_dir="$root/build"
 sanitize=OFF
 werror=OFF
@@ -86,12 +87,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  phase apt-get update
   if ! "${sudo_cmd[@]}" apt-get update -qq >/tmp/letitcrash-apt.log 2>&1; then
     cat /tmp/letitcrash-apt.log >&2
     echo "setup: apt-get update failed" >&2
     exit 1
   fi
   for p in "${missing[@]}"; do
+    phase "install $p"
     if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>/tmp/letitcrash-apt.log 2>&1; then
       tail -n 20 /tmp/letitcrash-apt.log >&2
       echo "setup: FAILED to install Debian package '$p'" >&2
@@ -100,6 +103,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   done
 fi
 
+phase
 [ "$do_build" = 1 ] || exit 0
 
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
@@ -114,11 +118,13 @@ elif [ "$compiler" != gcc ]; then
 fi
 jobs="$(nproc 2>/dev/null || echo 2)"
 mkdir -p "$build_dir"
+phase configure
 if ! cmake "${cmake_args[@]}" >"$build_dir/setup-configure.log" 2>&1; then
   cat "$build_dir/setup-configure.log" >&2
   echo "setup: cmake configure failed" >&2
   exit 1
 fi
+phase build
 targets=()
 [ "$main_job" = 1 ] && targets=(--target letitcrash) && [ -n "$(grep -s '^SIMGRID_FOUND:INTERNAL=1' "$build_dir/CMakeCache.txt")" ] &&
   targets+=(letitcrash-simgrid-peer)
@@ -127,3 +133,4 @@ if ! cmake --build "$build_dir" -j "$jobs" "${targets[@]}" >"$build_dir/setup-bu
   echo "setup: build failed (full log: $build_dir/setup-build.log)" >&2
   exit 1
 fi
+phase
