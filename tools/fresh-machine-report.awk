@@ -31,7 +31,7 @@ END {
     est = cpu[i]
     if (ph[i] == "build") est = (cpu[i] - link_cpu) / (jobs < 2 ? jobs : 2) + link_cpu
     leaf = sc[i] == "setup" || (sc[i] == "main-job" && ph[i] != "setup")
-    if (ph[i] ~ /^install/ || ph[i] == "apt-get_update") apt_cpu += cpu[i]
+    if (ph[i] ~ /^install/ || ph[i] ~ /^apt-get/) apt_cpu += cpu[i]
     printf "%-20s %-22s %9.1f %9.1f %6s %14s\n", sc[i], ph[i], wall[i], cpu[i], load_between(t0[i], t1[i]), leaf ? sprintf("%.1f", est) : ""
     if (leaf) { total_est += est; total_cpu += cpu[i] }
   }

@@ -24,7 +24,7 @@ phase() {
         -v s0="$_phase_s0" -v s1="$sys" 'BEGIN { printf "%s %s start=%.3f end=%.3f wall_s=%.3f user_s=%.3f sys_s=%.3f\n",
         sc, p, t0, t1, t1 - t0, u1 - u0, s1 - s0 }' >> "$LETITCRASH_PHASES"
   fi
-  _phase_name="${1:-}"
+  _phase_name="$*"
   _phase_name="${_phase_name// /_}"
   _phase_t0="$now"; _phase_u0="$user"; _phase_s0="$sys"
 }
