@@ -7,10 +7,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$root/out"
+. "$root/tools/phase-times.sh"  # `phase NAME`: timed only when LETITCRASH_PHASES is set
+phase setup
 "$root/tools/setup.sh" --main-job  # only the program and the benchmark's SimGrid peer, no tests
 mkdir -p "$out"
 cd "$root"   # scenario paths in the reports are relative to the checkout
 
+phase catalogue
 status=0
 rows=""
 for f in scenarios/catalog/*.yaml; do
@@ -33,7 +36,9 @@ td,th{border:1px solid #ccc;padding:.3em .8em;text-align:left}.PASS{color:#176b2
 HTML
 mv "$out/index.html.tmp" "$out/index.html"
 
+phase bench
 build/letitcrash bench --quick > "$out/bench.txt.tmp"
 mv "$out/bench.txt.tmp" "$out/bench.txt"
+phase
 echo "Reports: $out/index.html (one folder per scenario), $out/bench.txt"
 exit $status

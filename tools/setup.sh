@@ -6,8 +6,9 @@
 #   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--pg] [--main-job] [--no-build]
 #
 # --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
-#   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A
-#   later run without it (tools/test.sh) adds the rest to the same build folder.
+#   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A new
+#   build folder gets -O2 -DNDEBUG without debug info (-g). A later run without it (tools/test.sh)
+#   adds the rest to the same build folder, with the same flags.
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
@@ -21,6 +22,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$root/tools/phase-times.sh"  # `phase NAME`: timed only when LETITCRASH_PHASES is set
 build_dir="$root/build"
 sanitize=OFF
 werror=OFF
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     --go) go=1; shift ;;
     --pg) pg=1; shift ;;
     --main-job) main_job=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -86,25 +88,37 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
+  phase apt-get-update
   if ! "${sudo_cmd[@]}" apt-get update -qq >/tmp/letitcrash-apt.log 2>&1; then
     cat /tmp/letitcrash-apt.log >&2
     echo "setup: apt-get update failed" >&2
     exit 1
   fi
-  for p in "${missing[@]}"; do
-    if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>/tmp/letitcrash-apt.log 2>&1; then
-      tail -n 20 /tmp/letitcrash-apt.log >&2
-      echo "setup: FAILED to install Debian package '$p'" >&2
-      exit 1
-    fi
-  done
+  # One apt-get call for all: one dependency resolution, one download, one run of dpkg's
+  # triggers (man-db, ldconfig). Only when it fails, one package at a time, to name the culprit.
+  phase install
+  if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/letitcrash-apt.log 2>&1; then
+    for p in "${missing[@]}"; do
+      if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>/tmp/letitcrash-apt.log 2>&1; then
+        tail -n 20 /tmp/letitcrash-apt.log >&2
+        echo "setup: FAILED to install Debian package '$p'" >&2
+        exit 1
+      fi
+    done
+  fi
 fi
 
+phase
 [ "$do_build" = 1 ] || exit 0
 
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
 if [ "$fuzz" = ON ]; then cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
-elif [ "$main_job" = 1 ]; then cmake_args+=(-DLETITCRASH_TESTS=OFF)
+elif [ "$main_job" = 1 ]; then
+  cmake_args+=(-DLETITCRASH_TESTS=OFF)
+  # A new build folder for the main job gets the default's -O2 -DNDEBUG without -g: debug info is
+  # a quarter of the compile time and the main job never opens a debugger. An existing folder
+  # keeps its build type (a later tools/test.sh reuses this one as it is: the same code).
+  [ -f "$build_dir/CMakeCache.txt" ] || cmake_args+=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
 else cmake_args+=(-DLETITCRASH_TESTS=ON); fi
 if [ "$otp" = 1 ]; then cmake_args+=(-DLETITCRASH_OTP_LIVE=ON); else cmake_args+=(-DLETITCRASH_OTP_LIVE=OFF); fi
 if [ "$compiler" = clang ]; then
@@ -114,11 +128,13 @@ elif [ "$compiler" != gcc ]; then
 fi
 jobs="$(nproc 2>/dev/null || echo 2)"
 mkdir -p "$build_dir"
+phase configure
 if ! cmake "${cmake_args[@]}" >"$build_dir/setup-configure.log" 2>&1; then
   cat "$build_dir/setup-configure.log" >&2
   echo "setup: cmake configure failed" >&2
   exit 1
 fi
+phase build
 targets=()
 [ "$main_job" = 1 ] && targets=(--target letitcrash) && [ -n "$(grep -s '^SIMGRID_FOUND:INTERNAL=1' "$build_dir/CMakeCache.txt")" ] &&
   targets+=(letitcrash-simgrid-peer)
@@ -127,3 +143,4 @@ if ! cmake --build "$build_dir" -j "$jobs" "${targets[@]}" >"$build_dir/setup-bu
   echo "setup: build failed (full log: $build_dir/setup-build.log)" >&2
   exit 1
 fi
+phase
