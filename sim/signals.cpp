@@ -223,6 +223,7 @@ MessagePtr Simulation::Impl::take_match(Process* p, const Match& match) {
 void Simulation::Impl::mailbox_took(Process* p, const Message& m) {
   if (!counts_toward_bound(m)) return;
   --p->user_mail;
+  if (!p->mailbox_block) return;  // only a blocking mailbox has senders waiting (wait_for_room)
   while (!p->blocked_senders.empty()) {
     Process* w = find(p->blocked_senders.front());
     p->blocked_senders.pop_front();
