@@ -17,6 +17,12 @@ namespace lic {
 
 const Atom kInitAck("$init_ack");
 
+namespace {
+// Pending events above which a firing timer prefetches what the next ones touch (the event
+// queue's radix threshold, where the working set stops fitting in the cache).
+constexpr std::size_t kPrefetchAbove = 16384;
+}  // namespace
+
 Process::~Process() {
   while (mbox_head != nullptr) {
     Message* m = mbox_head;
@@ -153,7 +159,9 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
       return;
     }
     case kTimer: {
-      prefetch_timers();
+      // Only when the pending events are many (the queue's radix threshold): below, what they
+      // touch is in the cache and the look-ahead would only cost instructions (W1's ring).
+      if (queue.size() > kPrefetchAbove) prefetch_timers();
       if (paused_nodes != 0) {
         // A timer for a process on a paused node fires when the pause ends.
         const Process* p = find(timers.peek(static_cast<std::uint32_t>(e.item.a),
