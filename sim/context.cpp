@@ -65,7 +65,7 @@ Ref Context::send_after(Duration delay, Pid to, Atom tag, Payload payload) {
   k.note(EventKind::send, self_, self_->pid, to, {}, m->tag, m->id);
   auto [slot, gen] = k.timers.add(std::move(m), to);
   k.queue.push(sim_->now() + k.nodes[self_->node_ix].to_true(delay < Duration::zero() ? Duration::zero() : delay),
-               EventQueue::Item{Simulation::Impl::kTimer, gen, slot});
+               EventQueue::Item{Simulation::Impl::kTimer, gen, Simulation::Impl::timer_event(slot, to)});
   return Ref{(std::uint64_t{gen} << 32) | slot};
 }
 

@@ -105,6 +105,25 @@ bool EventQueue::lowest(int& level, int& digit) const {
   return false;
 }
 
+std::size_t EventQueue::upcoming(Item* out, std::size_t n) const {
+  if (!radix_) return 0;
+  std::size_t k = 0;
+  if (policy_ == TieBreak::fifo) {
+    for (std::size_t i = now_head_; i < now_q_.size() && k < n; ++i) out[k++] = now_q_[i].item;
+  }
+  // Level 0 holds single instants, all after the current one, in digit order.
+  if ((levels_ & 1U) == 0) return k;
+  for (int w = 0; w < kDigits / 64 && k < n; ++w) {
+    for (std::uint64_t bits = occupied_[0][w]; bits != 0 && k < n; bits &= bits - 1) {
+      for (const Entry& e : buckets_[0][w * 64 + __builtin_ctzll(bits)]) {
+        if (k == n) break;
+        out[k++] = e.item;
+      }
+    }
+  }
+  return k;
+}
+
 void EventQueue::now_push(const Entry& e) {
   now_q_.push_back(e);  // fifo: seq only grows, so the FIFO stays in order
   if (policy_ == TieBreak::random) std::push_heap(now_q_.begin(), now_q_.end(), Later{});

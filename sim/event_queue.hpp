@@ -59,6 +59,12 @@ class EventQueue {
   Time next_time();
   bool empty() { return next_time() == Time::max(); }
   std::size_t size() const { return future_ + heap_.size() + (now_q_.size() - now_head_); }
+  /// Copies up to `n` of the events that come up next into `out`, roughly in the order they
+  /// will pop, and returns how many: a hint for prefetching what they will touch. It may leave
+  /// some out (a cancelled one, one not yet sorted into the lowest buckets) and changes nothing.
+  /// Only while the radix heap holds the future (above kRadixAbove pending events, when what the
+  /// events touch no longer fits in the cache); 0 otherwise.
+  std::size_t upcoming(Item* out, std::size_t n) const;
   Time now() const { return now_; }
 
  private:

@@ -26,32 +26,46 @@ struct MonitorEntry {
   Pid pid;  ///< the other side: the watcher (in monitored_by) or the target (in monitoring)
 };
 
-struct Process {
+/// A process's record. Laid out for a million of them touched in a random order: the first
+/// cache line holds what a message delivery and a behaviour step read and write (a timer firing
+/// touches only it and the second line, where the random stream is), so the kernel can fetch a
+/// record ahead of its event in at most two lines (Impl::prefetch_timers).
+struct alignas(64) Process {
+  // ---- line 1: the delivery and step path --------------------------------------------------
   Pid pid;
-  Pid parent;
-  Label label;
-  Atom node;
-  std::uint32_t node_ix = 0;  // index into Impl::nodes
-  Atom registered;
+  Message* mbox_head = nullptr;
+  Message* mbox_tail = nullptr;
+  FiberSystem::Fiber* fiber = nullptr;  // bound fiber: free-form always, behaviour while blocked
+  std::unique_ptr<Behaviour> behaviour;
+  std::uint32_t mbox_size = 0;
+  std::uint32_t node_ix = 0;       // index into Impl::nodes
+  std::uint32_t user_mail = 0;     // plain messages, casts and calls in the mailbox
+  std::uint32_t mailbox_max = 0;   // plain messages, casts and calls waiting at most (0: no bound)
   bool is_behaviour = false;
-  bool trap_exit = false;
   bool started = false;      // first Run done (init ran / body entered)
   bool run_pending = false;  // a Run event is queued
   bool waiting = false;      // blocked in wait()
-  bool timed_out = false;
-  bool dying = false;        // queued for termination
   bool dead = false;         // terminated; record kept until its stack has unwound
   bool stop_requested = false;
+  bool has_rng = false;        // rng is derived on first use
+  bool mailbox_block = false;  // a full mailbox makes local senders wait
+  // ---- line 2 ------------------------------------------------------------------------------
+  Rng rng;  // in the record itself: one cache miss less per random draw
+  const Match* wait_match = nullptr;
+  std::uint32_t wait_token = 0;  // bumped per wait; a timeout event carrying an older one is stale
+  bool trap_exit = false;
+  bool timed_out = false;
+  bool dying = false;        // queued for termination
   bool ack_init = false;     // tell the parent init's result ($init_ack)
+  bool is_main = false;      // its end ends the task on its node (Context::set_main)
+  // ---- the rest ----------------------------------------------------------------------------
+  Pid parent;
+  Label label;
+  Atom node;
+  Atom registered;
   Reason stop_reason;
   Reason exit_reason;
 
-  Message* mbox_head = nullptr;
-  Message* mbox_tail = nullptr;
-  std::size_t mbox_size = 0;
-
-  FiberSystem::Fiber* fiber = nullptr;  // bound fiber: free-form always, behaviour while blocked
-  std::unique_ptr<Behaviour> behaviour;
   std::unique_ptr<Body> body;
   std::size_t stack_bytes = 0;
 
@@ -60,22 +74,15 @@ struct Process {
   std::vector<MonitorEntry> monitoring;    // monitors this process holds
   std::vector<Ref> abandoned_calls;        // calls that timed out: late replies are dropped
 
-  const Match* wait_match = nullptr;
-  std::uint32_t wait_token = 0;  // bumped per wait; a timeout event carrying an older one is stale
-  bool is_main = false;      // its end ends the task on its node (Context::set_main)
   Chan signal_chan;          // where SIGTERM goes (Context::notify_signals)
-  std::uint32_t mailbox_max = 0;  // plain messages, casts and calls waiting at most (0: no bound)
-  bool mailbox_block = false;     // a full mailbox makes local senders wait
-  std::uint32_t user_mail = 0;    // plain messages, casts and calls in the mailbox
   // Waiting for room, first come first served: [blocked_head, end) (a vector, empty in nearly
   // every process, allocates nothing; a deque's constructor allocated 576 bytes for each).
   std::vector<Pid> blocked_senders;
   std::uint32_t blocked_head = 0;
-  bool has_rng = false;  // rng is derived on first use
-  Rng rng;  // in the record itself: one cache miss less per random draw
 
   ~Process();
 };
+
 
 /// Pending timers (send_after). A ref names a slot and its generation, so cancelling and firing
 /// are O(1) and a stale ref never matches a reused slot.
@@ -87,6 +94,13 @@ class TimerTable {
   /// Takes the message if the timer is still pending.
   MessagePtr take(std::uint32_t slot, std::uint32_t gen, Pid& to);
   bool cancel(std::uint32_t slot, std::uint32_t gen);
+  /// Asks the memory for a slot, or for the message a pending slot holds (no effect on state).
+  void prefetch_slot(std::uint32_t slot) const {
+    if (slot < slots_.size()) __builtin_prefetch(&slots_[slot]);
+  }
+  void prefetch_message(std::uint32_t slot) const {
+    if (slot < slots_.size() && slots_[slot].msg != nullptr) __builtin_prefetch(slots_[slot].msg);
+  }
   /// The receiver of a pending timer (none if it fired or was cancelled).
   Pid peek(std::uint32_t slot, std::uint32_t gen) const {
     return slot < slots_.size() && slots_[slot].gen == gen && slots_[slot].msg != nullptr
@@ -236,6 +250,14 @@ struct Simulation::Impl {
 
   explicit Impl(Simulation& s);
   ~Impl();
+
+  /// A timer event's `a`: its TimerTable slot and, in the high half, the receiver's pid when it
+  /// fits (else 0), so the loop can fetch the receiver's record before it reads the slot.
+  static std::uint64_t timer_event(std::uint32_t slot, Pid to) {
+    return slot | (to.id >> 32 == 0 ? to.id << 32 : 0);
+  }
+  /// Fetches what the next timers to fire will touch (simulation.cpp).
+  void prefetch_timers();
 
   Process* find(Pid p) const {
     return p.id < procs.size() ? procs[p.id] : nullptr;

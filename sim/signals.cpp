@@ -230,6 +230,7 @@ MessagePtr Simulation::Impl::take_match(Process* p, const Match& match) {
 void Simulation::Impl::mailbox_took(Process* p, const Message& m) {
   if (!counts_toward_bound(m)) return;
   --p->user_mail;
+  if (!p->mailbox_block) return;  // only a blocking mailbox has senders waiting (wait_for_room)
   while (p->blocked_head < p->blocked_senders.size()) {
     Process* w = find(p->blocked_senders[p->blocked_head++]);
     if (p->blocked_head == p->blocked_senders.size()) {

@@ -17,6 +17,12 @@ namespace lic {
 
 const Atom kInitAck("$init_ack");
 
+namespace {
+// Pending events above which a firing timer prefetches what the next ones touch (the event
+// queue's radix threshold, where the working set stops fitting in the cache).
+constexpr std::size_t kPrefetchAbove = 16384;
+}  // namespace
+
 Process::~Process() {
   while (mbox_head != nullptr) {
     Message* m = mbox_head;
@@ -153,6 +159,9 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
       return;
     }
     case kTimer: {
+      // Only when the pending events are many (the queue's radix threshold): below, what they
+      // touch is in the cache and the look-ahead would only cost instructions (W1's ring).
+      if (queue.size() > kPrefetchAbove) prefetch_timers();
       if (paused_nodes != 0) {
         // A timer for a process on a paused node fires when the pause ends.
         const Process* p = find(timers.peek(static_cast<std::uint32_t>(e.item.a),
@@ -202,6 +211,41 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
     }
     default:
       assert(false && "unknown event type");
+  }
+}
+
+// With a million processes, a timer's slot, its receiver's pid entry and record, its message
+// and the receiver's behaviour lie far apart and far from the cache; read one after the other
+// as the event runs, each costs a full memory latency (docs/benchmarks.md, W3 at 1M). The queue
+// knows which timers fire next: for the kAhead-th and the one before, fetch the lines their
+// event names (the slot, the pid entry); for the second next, the lines those point to (the
+// record, the message); for the next, the behaviour the record points to. Each stage's lines
+// have arrived by the time the next stage reads them. Prefetches change no state and no order.
+void Simulation::Impl::prefetch_timers() {
+  constexpr std::size_t kAhead = 4;
+  EventQueue::Item next[kAhead];
+  const std::size_t n = queue.upcoming(next, kAhead);
+  std::size_t t = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (next[i].type != kTimer) continue;
+    ++t;
+    const std::uint64_t pid = next[i].a >> 32;
+    const auto slot = static_cast<std::uint32_t>(next[i].a);
+    if (pid == 0 || pid >= procs.size()) continue;
+    if (t >= kAhead - 1) {
+      __builtin_prefetch(&procs[pid]);
+      timers.prefetch_slot(slot);
+      continue;
+    }
+    const Process* p = procs[pid];
+    if (p == nullptr) continue;
+    if (t == 2) {
+      __builtin_prefetch(p);
+      __builtin_prefetch(reinterpret_cast<const char*>(p) + 64);
+      timers.prefetch_message(slot);
+    } else {
+      __builtin_prefetch(p->behaviour.get());
+    }
   }
 }
 
