@@ -1,5 +1,6 @@
 #include "sim/atom.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <map>
@@ -16,6 +17,12 @@ namespace lic {
 constinit std::array<std::atomic<detail::AtomEntry*>, detail::kAtomChunks> detail::g_atom_chunks{};
 
 namespace {
+constexpr std::size_t kFirstHashes = 4096;
+std::uint64_t g_first_hashes[kFirstHashes] = {};  // the first 4096 atoms' hashes; [0] stays 0
+}  // namespace
+constinit std::atomic<const std::uint64_t*> detail::g_atom_hashes{g_first_hashes};
+
+namespace {
 
 using detail::AtomEntry;
 using Entry = AtomEntry;
@@ -29,6 +36,8 @@ struct Table {
   std::map<std::string, std::uint32_t, std::less<>> index;
   std::array<std::atomic<Entry*>, kChunks>& chunks = g_chunks;
   std::uint32_t size = 0;
+  std::uint64_t* hashes = g_first_hashes;  // what g_atom_hashes points to
+  std::size_t hash_capacity = kFirstHashes;
 
   Table() { add(""); }
 
@@ -41,6 +50,14 @@ struct Table {
       chunks[i >> kChunkBits].store(chunk, std::memory_order_release);
     }
     chunk[i & (kChunkSize - 1)] = Entry{stable_hash(text), std::string(text)};
+    if (i >= hash_capacity) {
+      auto* bigger = new std::uint64_t[hash_capacity * 2]();  // the old one is never freed
+      std::copy(hashes, hashes + hash_capacity, bigger);
+      hashes = bigger;
+      hash_capacity *= 2;
+      detail::g_atom_hashes.store(bigger, std::memory_order_release);
+    }
+    if (i != 0) hashes[i] = chunk[i & (kChunkSize - 1)].hash;  // the empty atom hashes to 0
     index.emplace(std::string(text), i);
     ++size;
     return i;
