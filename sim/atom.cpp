@@ -1,5 +1,6 @@
 #include "sim/atom.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -14,6 +15,12 @@ namespace lic {
 
 // Constant-initialised, so reading an atom's text or hash needs no static-init guard.
 constinit std::array<std::atomic<detail::AtomEntry*>, detail::kAtomChunks> detail::g_atom_chunks{};
+
+namespace {
+constexpr std::size_t kFirstHashes = 4096;
+std::uint64_t g_first_hashes[kFirstHashes] = {};  // the first 4096 atoms' hashes; [0] stays 0
+}  // namespace
+constinit std::atomic<const std::uint64_t*> detail::g_atom_hashes{g_first_hashes};
 
 namespace {
 
@@ -32,6 +39,8 @@ struct Table {
   std::vector<std::uint32_t> slots = std::vector<std::uint32_t>(1024, 0);  // 0: empty ("" is never looked up)
   std::array<std::atomic<Entry*>, kChunks>& chunks = g_chunks;
   std::uint32_t size = 0;
+  std::uint64_t* hashes = g_first_hashes;  // what g_atom_hashes points to
+  std::size_t hash_capacity = kFirstHashes;
 
   Table() { add("", stable_hash("")); }
 
@@ -66,6 +75,14 @@ struct Table {
       chunks[i >> kChunkBits].store(chunk, std::memory_order_release);
     }
     chunk[i & (kChunkSize - 1)] = Entry{hash, std::string(text)};
+    if (i >= hash_capacity) {
+      auto* bigger = new std::uint64_t[hash_capacity * 2]();  // the old one is never freed
+      std::copy(hashes, hashes + hash_capacity, bigger);
+      hashes = bigger;
+      hash_capacity *= 2;
+      detail::g_atom_hashes.store(bigger, std::memory_order_release);
+    }
+    if (i != 0) hashes[i] = hash;  // the empty atom hashes to 0
     ++size;
     if (i != 0) {
       if (2 * (size + 1) > slots.size()) grow();

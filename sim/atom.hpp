@@ -22,6 +22,11 @@ inline constexpr std::size_t kAtomChunks = 4096;
 /// Chunked so entries never move: readers take no lock (an index reaches a reader only after
 /// the interning call that made it returned, which published its chunk under the table's mutex).
 extern std::array<std::atomic<AtomEntry*>, kAtomChunks> g_atom_chunks;
+/// Every atom's hash by index, flat, so Atom::hash() is one load (the trace hashes up to four
+/// atoms an event). Index 0, the empty atom, holds 0. The array only grows: a bigger copy is
+/// published under the table's mutex and the old one is left in place (never freed), so a reader
+/// holding it still reads the indices it knows.
+extern std::atomic<const std::uint64_t*> g_atom_hashes;
 inline const AtomEntry& atom_entry(std::uint32_t i) {
   return g_atom_chunks[i >> kAtomChunkBits].load(std::memory_order_acquire)
       [i & ((std::size_t{1} << kAtomChunkBits) - 1)];
@@ -39,10 +44,7 @@ class Atom {
   }
   /// stable_hash(text()), cached at interning; 0 for the empty atom (most kernel events have
   /// empty slots, and they cost no lookup).
-  std::uint64_t hash() const {
-    if (index_ == 0) return 0;
-    return detail::atom_entry(index_).hash;
-  }
+  std::uint64_t hash() const { return detail::g_atom_hashes.load(std::memory_order_acquire)[index_]; }
   std::uint32_t index() const { return index_; }
   bool empty() const { return index_ == 0; }
 

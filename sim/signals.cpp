@@ -34,19 +34,8 @@ void erase_ref(std::vector<MonitorEntry>& v, Ref r) {
 
 void Simulation::Impl::record(EventKind kind, const Process* p, Pid pid, Pid other,
                               Reason reason, Atom tag, std::uint64_t msg) {
-  TraceEvent e;
-  e.time = sim.now_;
-  e.kind = kind;
-  e.pid = pid;
-  if (p != nullptr) {
-    e.node = p->node;
-    e.label = p->label;
-  }
-  e.other = other;
-  e.reason = reason;
-  e.tag = tag;
-  e.msg = msg;
-  sim.trace_.append(e);
+  sim.trace_.append_kernel(sim.now_, kind, pid, other, reason, tag, msg,
+                           p != nullptr ? p->node : Atom{}, p != nullptr ? p->label : Label{});
 }
 
 // ---- timers --------------------------------------------------------------------------------

@@ -1,21 +1,21 @@
 #include "sim/trace.hpp"
 
+#include <sys/mman.h>
+
 #include <bit>
+#include <new>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "sim/rng.hpp"
 
 namespace lic {
 namespace {
 
-constexpr std::uint64_t kP1 = 0x9e3779b185ebca87ULL;
-constexpr std::uint64_t kP2 = 0xc2b2ae3d27d4eb4fULL;
-
-// xxHash64's round: pure 64-bit integer arithmetic, identical under every compiler.
-inline std::uint64_t mix(std::uint64_t acc, std::uint64_t word) {
-  acc += word * kP2;
-  acc = std::rotl(acc, 31);
-  return acc * kP1;
-}
+using trace_hash::kP1;
+using trace_hash::kP2;
+using trace_hash::mix;
 
 std::uint64_t field_words(std::uint64_t acc, const FieldValue& v) {
   acc = mix(acc, v.index());
@@ -28,7 +28,61 @@ std::uint64_t field_words(std::uint64_t acc, const FieldValue& v) {
   }
 }
 
+/// A thread's spare event chunks, like sim/arena.cpp's record chunks: a sweep runs thousands of
+/// short simulations on each worker thread, and each one's first event would otherwise fault in
+/// fresh pages (on this kind of virtual machine about 2 us a 4 KiB page). A chunk is handed back
+/// as it is: EventLog reads only slots it wrote.
+thread_local bool event_cache_gone = false;  // the thread is ending: logs dying now unmap
+
+class EventChunkCache {
+ public:
+  ~EventChunkCache() {
+    event_cache_gone = true;
+    for (void* c : spare_) munmap(c, EventLog::kChunkBytes);
+  }
+  void* take() {
+    if (spare_.empty()) return nullptr;
+    void* c = spare_.back();
+    spare_.pop_back();
+    return c;
+  }
+  bool give(void* c) {
+    if (spare_.size() >= kKept) return false;
+    spare_.push_back(c);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kKept = 4;  // 10 MiB per thread at most
+  std::vector<void*> spare_;
+};
+
+EventChunkCache* event_chunk_cache() {
+  static thread_local EventChunkCache cache;
+  return event_cache_gone ? nullptr : &cache;
+}
+
 }  // namespace
+
+EventLog::~EventLog() {
+  EventChunkCache* cache = event_chunk_cache();
+  for (TraceEvent* c : chunks_) {
+    if (cache == nullptr || !cache->give(c)) munmap(c, kChunkBytes);
+  }
+}
+
+void EventLog::grow() {
+  chunks_.reserve(chunks_.size() + 1);  // first, so a full vector cannot leak the new chunk
+  EventChunkCache* cache = event_chunk_cache();
+  void* c = cache != nullptr ? cache->take() : nullptr;
+  if (c == nullptr) {
+    c = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (c == MAP_FAILED) throw std::bad_alloc();
+  }
+  chunks_.push_back(static_cast<TraceEvent*>(c));
+  next_ = chunks_.back();
+  end_ = next_ + kChunk;
+}
 
 std::string_view to_string(EventKind k) {
   switch (k) {
@@ -69,31 +123,23 @@ std::string_view to_string(EventKind k) {
   return "?";
 }
 
-// The canonical encoding: four words per event, mixed in two independent lanes (so the CPU
+// The canonical encoding: four words per event (trace_hash::fold_words, sim/trace.hpp), mixed in two independent lanes (so the CPU
 // overlaps them), then one step of the running accumulator; a system event adds its name and
 // fields. Pids and refs are per-simulation counters and atoms enter by their text hash, so the
 // value is the same in every run and from every compiler. `seq` is not hashed: the chain
 // already fixes each event's position.
 std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e) {
-  const std::uint64_t w0 = static_cast<std::uint64_t>(e.time.ns);
-  const std::uint64_t w1 = e.pid.id ^ std::rotl(e.other.id, 32);
-  const std::uint64_t w2 =
-      e.msg ^ std::rotl(static_cast<std::uint64_t>(e.kind) |
-                            (static_cast<std::uint64_t>(e.reason.kind) << 16) |
-                            (static_cast<std::uint64_t>(e.label.instance) << 32),
-                        7);
-  const std::uint64_t w3 = e.node.hash() ^ std::rotl(e.label.name.hash(), 16) ^
-                           std::rotl(e.tag.hash(), 32) ^ std::rotl(e.reason.detail.hash(), 48);
-  const std::uint64_t lane_a = mix(mix(kP1, w0), w2);
-  const std::uint64_t lane_b = mix(mix(kP2, w1), w3);
-  acc = mix(acc, lane_a ^ std::rotl(lane_b, 27));
-  if (e.kind == EventKind::system) {
-    acc = mix(acc, e.name.hash());
-    acc = mix(acc, e.field_count);
-    for (const TraceField& f : e.fields()) {
-      acc = mix(acc, f.key.hash());
-      acc = field_words(acc, f.value);
-    }
+  acc = trace_hash::fold_words(acc, e);  // sim/trace.hpp: inlined into Trace::append
+  if (e.kind == EventKind::system) acc = trace_hash::fold_system(acc, e);
+  return acc;
+}
+
+std::uint64_t trace_hash::fold_system(std::uint64_t acc, const TraceEvent& e) {
+  acc = mix(acc, e.name.hash());
+  acc = mix(acc, e.field_count);
+  for (const TraceField& f : e.fields()) {
+    acc = mix(acc, f.key.hash());
+    acc = field_words(acc, f.value);
   }
   return acc;
 }
@@ -104,7 +150,11 @@ void Trace::stream(const TraceEvent& e) {
 
 void Trace::append(TraceEvent& e, std::vector<TraceField>&& fields) {
   if (mode_ == TraceMode::off) return;
-  e.field_count = static_cast<std::uint32_t>(fields.size());
+  if (fields.size() > TraceEvent::kMaxFields) {
+    throw std::length_error(fmt::format("trace: the system event '{}' has {} fields, over the {} an event can hold",
+                                        e.name.text(), fields.size(), TraceEvent::kMaxFields));
+  }
+  e.field_count = static_cast<std::uint16_t>(fields.size());
   e.field_data = fields.data();
   if (mode_ == TraceMode::keep && !fields.empty()) {
     auto block = std::make_unique<TraceField[]>(fields.size());

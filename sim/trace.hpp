@@ -3,6 +3,7 @@
 // Nothing here formats text (reports/ does). Every event feeds a stable 64-bit hash over a
 // canonical encoding: integers and atom text hashes only, never addresses or atom indices.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -78,7 +79,8 @@ struct TraceField {
 };
 
 /// One event. Trivially copyable (fields live elsewhere), so keeping millions costs a memcpy
-/// each and no destructor.
+/// each and no destructor. 80 bytes: a kept trace is this per event (plus system events' fields),
+/// and every byte of it is a byte the kernel zeroes and faults in.
 struct TraceEvent {
   Time time;
   std::uint64_t seq = 0;  ///< position in the trace, from 0
@@ -91,8 +93,10 @@ struct TraceEvent {
   Label label;
   Reason reason;
   EventKind kind = EventKind::system;
-  std::uint32_t field_count = 0;
+  std::uint16_t field_count = 0;  ///< at most kMaxFields (Trace::append checks)
   const TraceField* field_data = nullptr;  ///< owned by the Trace (keep mode) or the appender
+
+  static constexpr std::size_t kMaxFields = 0xffff;
 
   std::span<const TraceField> fields() const { return {field_data, field_count}; }
   /// The field `key` when it holds a T (sim/trace_keys.hpp declares the keys); null when it is
@@ -109,32 +113,38 @@ struct TraceEvent {
 };
 
 static_assert(std::is_trivially_copyable_v<TraceEvent> && std::is_trivially_destructible_v<TraceEvent>);
+static_assert(sizeof(void*) != 8 || sizeof(TraceEvent) == 80, "no padding: kept traces are this per event");
 
-/// Kept events in fixed 2 MiB chunks: appending never moves earlier events (a growing vector
-/// would copy the whole trace at every doubling and fault in twice the memory). Huge pages were
-/// tried for the chunks and were slower here: the kernel compacts memory to find them.
+/// Kept events in fixed chunks of 32,768 (2.5 MiB): appending never moves earlier events (a
+/// growing vector would copy the whole trace at every doubling and fault in twice the memory).
+/// Chunks are mapped whole and a thread keeps a few spare ones for its next simulation
+/// (trace.cpp), so a sweep's seeds do not each fault in fresh pages. Huge pages were tried for
+/// the chunks and were slower here: the kernel compacts memory to find them.
 class EventLog {
  public:
-  static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
-  static constexpr std::size_t kChunk = kChunkBytes / sizeof(TraceEvent);
+  static constexpr std::size_t kChunkBits = 15;
+  static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;  ///< events a chunk
+  static constexpr std::size_t kChunkBytes = kChunk * sizeof(TraceEvent);
 
   EventLog() = default;
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
-  ~EventLog() {
-    for (TraceEvent* c : chunks_) ::operator delete(static_cast<void*>(c));
-  }
+  ~EventLog();
 
   void push_back(const TraceEvent& e) {
-    if (size_ % kChunk == 0) {
-      chunks_.push_back(static_cast<TraceEvent*>(::operator new(kChunk * sizeof(TraceEvent))));
-    }
-    ::new (static_cast<void*>(chunks_.back() + size_ % kChunk)) TraceEvent(e);
+    emplace_with([&e]() -> const TraceEvent& { return e; });
+  }
+  /// Builds the event `make()` returns straight in its slot (a prvalue: no copy on the way).
+  template <class F>
+  void emplace_with(F&& make) {
+    if (next_ == end_) grow();
+    ::new (static_cast<void*>(next_)) TraceEvent(make());
+    ++next_;
     ++size_;
   }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const TraceEvent& operator[](std::size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  const TraceEvent& operator[](std::size_t i) const { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
   const TraceEvent& front() const { return (*this)[0]; }
   const TraceEvent& back() const { return (*this)[size_ - 1]; }
 
@@ -168,7 +178,11 @@ class EventLog {
   const_iterator end() const { return {this, size_}; }
 
  private:
+  void grow();  ///< the next chunk: a spare one of the thread's, or a fresh mapping
+
   std::vector<TraceEvent*> chunks_;
+  TraceEvent* next_ = nullptr;  ///< the next free slot in chunks_.back()
+  TraceEvent* end_ = nullptr;   ///< chunks_.back()'s end
   std::size_t size_ = 0;
 };
 
@@ -186,10 +200,47 @@ enum class TraceMode : std::uint8_t {
   keep,  ///< hashed, streamed, and kept in memory (the default)
 };
 
-struct TraceEvent;
 /// The canonical hash of one event, folded into `acc`; exposed for tests and replays.
 /// The encoding is fixed (see trace.cpp); changing it changes every pinned hash.
 std::uint64_t fold_event_hash(std::uint64_t acc, const TraceEvent& e);
+
+namespace trace_hash {
+// fold_event_hash in two parts, so that Trace::append, inlined where the kernel builds an event,
+// hashes it from registers instead of calling out and reloading it (a third of a hashed hop's
+// trace cost was that). The encoding is trace.cpp's; only the split is here.
+inline constexpr std::uint64_t kP1 = 0x9e3779b185ebca87ULL;
+inline constexpr std::uint64_t kP2 = 0xc2b2ae3d27d4eb4fULL;
+
+/// xxHash64's round: pure 64-bit integer arithmetic, identical under every compiler.
+inline std::uint64_t mix(std::uint64_t acc, std::uint64_t word) {
+  acc += word * kP2;
+  acc = std::rotl(acc, 31);
+  return acc * kP1;
+}
+
+/// The four words every event has, in two lanes, then one step of the chain.
+inline std::uint64_t fold_words(std::uint64_t acc, Time time, Pid pid, Pid other, std::uint64_t msg,
+                                EventKind kind, Reason reason, Label label, Atom node, Atom tag) {
+  const std::uint64_t w0 = static_cast<std::uint64_t>(time.ns);
+  const std::uint64_t w1 = pid.id ^ std::rotl(other.id, 32);
+  const std::uint64_t w2 =
+      msg ^ std::rotl(static_cast<std::uint64_t>(kind) |
+                          (static_cast<std::uint64_t>(reason.kind) << 16) |
+                          (static_cast<std::uint64_t>(label.instance) << 32),
+                      7);
+  const std::uint64_t w3 = node.hash() ^ std::rotl(label.name.hash(), 16) ^
+                           std::rotl(tag.hash(), 32) ^ std::rotl(reason.detail.hash(), 48);
+  const std::uint64_t lane_a = mix(mix(kP1, w0), w2);
+  const std::uint64_t lane_b = mix(mix(kP2, w1), w3);
+  return mix(acc, lane_a ^ std::rotl(lane_b, 27));
+}
+inline std::uint64_t fold_words(std::uint64_t acc, const TraceEvent& e) {
+  return fold_words(acc, e.time, e.pid, e.other, e.msg, e.kind, e.reason, e.label, e.node, e.tag);
+}
+
+/// A system event's name and fields, after fold_words.
+std::uint64_t fold_system(std::uint64_t acc, const TraceEvent& e);
+}  // namespace trace_hash
 
 class Trace {
  public:
@@ -204,12 +255,36 @@ class Trace {
   void append(TraceEvent& e) {
     if (mode_ == TraceMode::off) return;
     e.seq = count_++;
-    acc_ = fold_event_hash(acc_, e);
+    acc_ = trace_hash::fold_words(acc_, e);
+    if (e.kind == EventKind::system) acc_ = trace_hash::fold_system(acc_, e);
     if (!sinks_.empty()) stream(e);
     if (mode_ == TraceMode::keep) events_.push_back(e);
   }
   /// The same for a system event with its fields.
   void append(TraceEvent& e, std::vector<TraceField>&& fields);
+  /// A kernel event from its parts: the same as filling a TraceEvent and calling append(e), but
+  /// the event is built only where it is needed: not at all when it is only hashed, and in place
+  /// in the log when it is kept and no sink reads it (the kernel's own events, two a message).
+  void append_kernel(Time time, EventKind kind, Pid pid, Pid other, Reason reason, Atom tag,
+                     std::uint64_t msg, Atom node, Label label) {
+    if (mode_ == TraceMode::off) return;
+    const std::uint64_t seq = count_++;
+    acc_ = trace_hash::fold_words(acc_, time, pid, other, msg, kind, reason, label, node, tag);
+    if (sinks_.empty()) {
+      if (mode_ == TraceMode::keep) {
+        events_.emplace_with([&] {
+          return TraceEvent{.time = time, .seq = seq, .pid = pid, .other = other, .msg = msg, .node = node,
+                            .tag = tag, .name = {}, .label = label, .reason = reason, .kind = kind,
+                            .field_count = 0, .field_data = nullptr};
+        });
+      }
+      return;
+    }
+    TraceEvent e{.time = time, .seq = seq, .pid = pid, .other = other, .msg = msg, .node = node, .tag = tag,
+                 .name = {}, .label = label, .reason = reason, .kind = kind, .field_count = 0, .field_data = nullptr};
+    stream(e);
+    if (mode_ == TraceMode::keep) events_.push_back(e);
+  }
 
   /// The hash of every event appended so far: the same in every run of the same scenario, seed
   /// and binary, and the goal is the same from gcc and clang builds.

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "sim/rng.hpp"
 #include "sim/simulation.hpp"
 
 using namespace lic;
@@ -74,4 +75,95 @@ TEST_CASE("trace: kernel events carry time - pid - node and label - system event
   CHECK(std::get<std::int64_t>(ev[1].fields()[0].value) == 12);
   CHECK(ev[2].kind == EventKind::exit);
   CHECK(ev[2].seq == 2);
+}
+
+namespace {
+/// Every event a sink was given, copied (fields dropped: kernel events have none).
+struct Copy final : TraceSink {
+  std::vector<TraceEvent> seen;
+  void on_event(const TraceEvent& e) override {
+    seen.push_back(e);
+    seen.back().field_data = nullptr;
+    seen.back().field_count = 0;
+  }
+};
+
+bool same_event(const TraceEvent& a, const TraceEvent& b) {
+  return a.time == b.time && a.seq == b.seq && a.pid == b.pid && a.other == b.other && a.msg == b.msg &&
+         a.node == b.node && a.tag == b.tag && a.name == b.name && a.label == b.label &&
+         a.reason == b.reason && a.kind == b.kind;
+}
+}  // namespace
+
+TEST_CASE("trace: append_kernel hashes keeps and streams exactly what append of the same event does", "[trace]") {
+  // append_kernel builds the event only where it is needed (not when only hashed; in the log's
+  // slot when kept without sinks): every mode and sink combination must still agree with append.
+  const Label lab{Atom("/root/w"), 3};
+  auto feed = [&](Trace& t, bool whole) {
+    for (std::uint64_t i = 0; i < 3 * EventLog::kChunk / 2; ++i) {  // over a chunk boundary
+      const Time at{static_cast<std::int64_t>(i * 7)};
+      const Reason r = i % 3 == 0 ? Reason::error(Atom("boom")) : Reason::normal();
+      const Atom tag = i % 2 == 0 ? Atom("tok") : Atom{};
+      if (whole) {
+        TraceEvent e;
+        e.time = at;
+        e.kind = i % 5 == 0 ? EventKind::exit : EventKind::send;
+        e.pid = Pid{i + 1};
+        e.other = Pid{i * 3};
+        e.reason = r;
+        e.tag = tag;
+        e.msg = i;
+        e.node = Atom("n1");
+        e.label = lab;
+        t.append(e);
+      } else {
+        t.append_kernel(at, i % 5 == 0 ? EventKind::exit : EventKind::send, Pid{i + 1}, Pid{i * 3}, r, tag, i,
+                        Atom("n1"), lab);
+      }
+    }
+  };
+  for (TraceMode mode : {TraceMode::hash, TraceMode::keep}) {
+    for (bool sink : {false, true}) {
+      Trace a(mode);
+      Trace b(mode);
+      Copy ca;
+      Copy cb;
+      if (sink) {
+        a.add_sink(&ca);
+        b.add_sink(&cb);
+      }
+      feed(a, true);
+      feed(b, false);
+      CHECK(a.hash() == b.hash());
+      CHECK(a.count() == b.count());
+      REQUIRE(a.events().size() == b.events().size());
+      REQUIRE(ca.seen.size() == cb.seen.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < a.events().size(); ++i) differ += same_event(a.events()[i], b.events()[i]) ? 0 : 1;
+      for (std::size_t i = 0; i < ca.seen.size(); ++i) differ += same_event(ca.seen[i], cb.seen[i]) ? 0 : 1;
+      CHECK(differ == 0);
+      if (mode == TraceMode::keep) CHECK(b.events()[EventLog::kChunk].seq == EventLog::kChunk);
+    }
+  }
+}
+
+TEST_CASE("trace: a system event with more fields than an event holds is refused with a message", "[trace]") {
+  Trace t(TraceMode::keep);
+  TraceEvent e;
+  e.name = Atom("huge");
+  std::vector<TraceField> fields(TraceEvent::kMaxFields + 1, TraceField{Atom("k"), std::int64_t{1}});
+  CHECK_THROWS_WITH(t.append(e, std::move(fields)), Catch::Contains("over the 65535 an event can hold"));
+  CHECK(t.count() == 0);
+}
+
+TEST_CASE("atom: hashes stay right past the first 4096 atoms (the flat hash array grows)", "[trace]") {
+  std::size_t wrong = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    const std::string text = "trace_test_atom_" + std::to_string(i);
+    const Atom a(text);
+    wrong += a.hash() == stable_hash(text) ? 0 : 1;
+  }
+  CHECK(wrong == 0);
+  CHECK(Atom().hash() == 0);
+  CHECK(Atom("trace_test_atom_17").hash() == stable_hash("trace_test_atom_17"));
 }
