@@ -61,8 +61,10 @@ std::string why_dropped(const Reason& r) {
   return r == Reason::noproc() ? "no_receiver" : "network";
 }
 
+}  // namespace
+
 /// The pass over the trace; `out` collects as it goes.
-class Checker {
+class ConservationStream::Checker {
  public:
   explicit Checker(Conservation& out) : out_(out) {}
 
@@ -157,7 +159,7 @@ class Checker {
   /// The line is lost, by the event being read.
   void lose(std::int64_t seq, const std::string& why) {
     account(seq, out_.lost[why]);
-    out_.losses.push_back({current_->seq, current_->time, seq, why});
+    out_.losses.push_back({current_->seq, current_->time, current_->label.name, seq, why});
   }
 
   void account(std::int64_t seq, Lines& where) {
@@ -217,6 +219,8 @@ class Checker {
   std::map<Pid, std::vector<std::int64_t>> held_; // process -> the lines it buffered, in order
 };
 
+namespace {
+
 /// " (seq 4, 9, ...)": the listed seqs of `l`.
 std::string seq_list(const Lines& l) {
   std::string s = " (seq";
@@ -231,12 +235,18 @@ void append_violation(std::string& s, const char* what, const Lines& l) {
 
 }  // namespace
 
+ConservationStream::ConservationStream() : checker_(std::make_unique<Checker>(out_)) {}
+ConservationStream::~ConservationStream() = default;
+void ConservationStream::on(const TraceEvent& e) { checker_->on(e); }
+const Conservation& ConservationStream::finish() {
+  checker_->finish();
+  return out_;
+}
+
 Conservation check_conservation(const EventLog& events) {
-  Conservation out;
-  Checker checker(out);
-  for (const TraceEvent& e : events) checker.on(e);
-  checker.finish();
-  return out;
+  ConservationStream s;
+  for (const TraceEvent& e : events) s.on(e);
+  return s.finish();
 }
 
 std::string describe(const Conservation& c) {
