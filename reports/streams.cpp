@@ -34,7 +34,8 @@ void MessageFlowStream::on(const TraceEvent& e) {
     const Where* a = where(e.pid);
     if (a == nullptr) return;  // its sender has no lane: never a flow
     const Where* b = where(e.other);
-    if (b != nullptr && a->node == b->node) flow(Sent{e.tag, e.time, e.pid}, e.time, e.other);
+    if (b == nullptr) return;  // nor its receiver (spawned before it was sent to): never a flow
+    if (a->node == b->node) flow(Sent{e.tag, e.time, e.pid}, e.time, e.other);
     else sent_[e.msg] = Sent{e.tag, e.time, e.pid};
   } else if (e.kind == EventKind::deliver) {
     if (auto s = sent_.find(e.msg); s != sent_.end()) flow(s->second, e.time, e.pid);
