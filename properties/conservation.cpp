@@ -1,6 +1,9 @@
 #include "properties/conservation.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <set>
+#include <unordered_map>
 #include <variant>
 
 namespace lic::properties {
@@ -32,6 +35,7 @@ namespace {
 
 struct LineState {
   std::int64_t seq = 0;
+  std::uint64_t order = 0;  // when it was first mentioned (or mentioned again once retired)
   bool emitted = false;
   std::size_t accounted = 0;
   std::uint64_t msg = 0;  // the message carrying it now (0: none, or held by a stage)
@@ -61,8 +65,39 @@ std::string why_dropped(const Reason& r) {
   return r == Reason::noproc() ? "no_receiver" : "network";
 }
 
+/// A set of seqs: a bit each for the usual small non-negative ones, a tree for the others.
+class SeqSet {
+ public:
+  void insert(std::int64_t seq) {
+    if (dense(seq)) {
+      const auto i = static_cast<std::size_t>(seq);
+      if (bits_.size() <= i / 64) bits_.resize(std::max(i / 64 + 1, bits_.size() * 2));
+      bits_[i / 64] |= std::uint64_t{1} << (i % 64);
+    } else {
+      sparse_.insert(seq);
+    }
+  }
+  /// Whether it was there.
+  bool erase(std::int64_t seq) {
+    if (!dense(seq)) return sparse_.erase(seq) != 0;
+    const auto i = static_cast<std::size_t>(seq);
+    if (bits_.size() <= i / 64) return false;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    const bool was = (bits_[i / 64] & bit) != 0;
+    bits_[i / 64] &= ~bit;
+    return was;
+  }
+
+ private:
+  static bool dense(std::int64_t seq) { return seq >= 0 && seq < (std::int64_t{1} << 26); }
+  std::vector<std::uint64_t> bits_;
+  std::set<std::int64_t> sparse_;
+};
+
+}  // namespace
+
 /// The pass over the trace; `out` collects as it goes.
-class Checker {
+class ConservationStream::Checker {
  public:
   explicit Checker(Conservation& out) : out_(out) {}
 
@@ -80,8 +115,12 @@ class Checker {
   }
 
   void finish() {
-    for (const LineState& s : lines_) {
-      if (s.accounted != 0) continue;
+    std::vector<const LineState*> open;  // never accounted: in order of first mention
+    for (const auto& [seq, s] : lines_)
+      if (s.accounted == 0) open.push_back(&s);
+    std::sort(open.begin(), open.end(), [](const LineState* a, const LineState* b) { return a->order < b->order; });
+    for (const LineState* line : open) {
+      const LineState& s = *line;
       if (!s.emitted) {
         out_.unknown.add(s.seq);  // passed on by a stage, never emitted nor accounted
       } else {
@@ -92,14 +131,25 @@ class Checker {
   }
 
  private:
+  /// The line's state, made on its first mention. A retired line comes back as it was retired:
+  /// emitted, accounted, carried and held by nobody.
   LineState& state(std::int64_t seq) {
-    auto [it, fresh] = index_.try_emplace(seq, lines_.size());
+    auto [it, fresh] = lines_.try_emplace(seq);
     if (fresh) {
-      LineState s;
-      s.seq = seq;
-      lines_.push_back(s);
+      it->second.seq = seq;
+      it->second.order = next_order_++;
+      if (retired_.erase(seq)) {
+        it->second.emitted = true;
+        it->second.accounted = 1;
+      }
     }
-    return lines_[it->second];
+    return it->second;
+  }
+
+  /// The line's state when it is not retired, without making it.
+  const LineState* peek(std::int64_t seq) const {
+    const auto it = lines_.find(seq);
+    return it == lines_.end() ? nullptr : &it->second;
   }
 
   void on_system(const TraceEvent& e) {
@@ -149,7 +199,8 @@ class Checker {
     auto it = held_.find(pid);
     if (it == held_.end()) return;
     for (const std::int64_t seq : it->second) {
-      if (state(seq).holder == pid) lose(seq, "sink_buffer");
+      const LineState* s = peek(seq);
+      if (s != nullptr && s->holder == pid) lose(seq, "sink_buffer");
     }
     held_.erase(it);
   }
@@ -157,7 +208,7 @@ class Checker {
   /// The line is lost, by the event being read.
   void lose(std::int64_t seq, const std::string& why) {
     account(seq, out_.lost[why]);
-    out_.losses.push_back({current_->seq, current_->time, seq, why});
+    out_.losses.push_back({current_->seq, current_->time, current_->label.name, seq, why});
   }
 
   void account(std::int64_t seq, Lines& where) {
@@ -166,6 +217,12 @@ class Checker {
     where.add(seq);
     if (!s.emitted) out_.unknown.add(seq);
     if (++s.accounted > 1) out_.duplicated.add(seq);
+    // Emitted and accounted, carried and held by nobody: all a later mention needs is that, so
+    // the state goes and memory does not grow with the lines that went through.
+    if (s.emitted) {
+      lines_.erase(seq);
+      retired_.insert(seq);
+    }
   }
 
   std::optional<std::int64_t> take_pending(Pid sender) {
@@ -209,13 +266,16 @@ class Checker {
 
   Conservation& out_;
   const TraceEvent* current_ = nullptr;           // the event being read
-  std::vector<LineState> lines_;                  // in order of first mention
-  std::map<std::int64_t, std::size_t> index_;     // seq -> lines_ index
+  std::unordered_map<std::int64_t, LineState> lines_;  // the lines not retired, by seq
+  SeqSet retired_;                                 // emitted and accounted, nothing else open
+  std::uint64_t next_order_ = 0;
   std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries
   std::map<std::uint64_t, std::int64_t> carrier_; // message id -> the line it carries
   std::map<Pid, Atom> node_;
   std::map<Pid, std::vector<std::int64_t>> held_; // process -> the lines it buffered, in order
 };
+
+namespace {
 
 /// " (seq 4, 9, ...)": the listed seqs of `l`.
 std::string seq_list(const Lines& l) {
@@ -231,12 +291,18 @@ void append_violation(std::string& s, const char* what, const Lines& l) {
 
 }  // namespace
 
+ConservationStream::ConservationStream() : checker_(std::make_unique<Checker>(out_)) {}
+ConservationStream::~ConservationStream() = default;
+void ConservationStream::on(const TraceEvent& e) { checker_->on(e); }
+const Conservation& ConservationStream::finish() {
+  checker_->finish();
+  return out_;
+}
+
 Conservation check_conservation(const EventLog& events) {
-  Conservation out;
-  Checker checker(out);
-  for (const TraceEvent& e : events) checker.on(e);
-  checker.finish();
-  return out;
+  ConservationStream s;
+  for (const TraceEvent& e : events) s.on(e);
+  return s.finish();
 }
 
 std::string describe(const Conservation& c) {

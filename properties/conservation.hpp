@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct Lines {
 struct LineLoss {
   std::uint64_t event = 0;
   Time at{};
+  Atom label;  ///< that event's process label (its path), for the witness
   std::int64_t seq = 0;
   std::string why;
 };
@@ -102,6 +104,23 @@ struct Conservation {
 
 /// Reads the line protocol off the trace, in one pass.
 Conservation check_conservation(const EventLog& events);
+
+/// The same pass fed one event at a time as the run appends them (a trace sink's), so the run
+/// need not keep its events: on() each event in trace order, then finish() once.
+class ConservationStream {
+ public:
+  ConservationStream();
+  ConservationStream(const ConservationStream&) = delete;
+  ConservationStream& operator=(const ConservationStream&) = delete;
+  ~ConservationStream();
+  void on(const TraceEvent& e);
+  const Conservation& finish();
+
+ private:
+  class Checker;
+  Conservation out_;
+  std::unique_ptr<Checker> checker_;
+};
 
 /// One line for a report: "1200 emitted: 1100 stored, 80 dead-lettered, 20 lost: crashed 19 (seq
 /// 17, 40, ...), no_receiver 1 (seq 52)", then what is in flight or still in a buffer at the

@@ -51,6 +51,10 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 void AtomicFileWriter::write_out(std::string_view bytes) {
+  std::uint64_t h = fnv_;
+  for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  fnv_ = h;
+  bytes_ += bytes.size();
   while (error_.empty() && !bytes.empty()) {
     const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
@@ -77,7 +81,9 @@ void AtomicFileWriter::write(std::string_view text) {
   flush_if_full();
 }
 
-std::string AtomicFileWriter::commit() {
+std::string AtomicFileWriter::commit() { return commit(path_); }
+
+std::string AtomicFileWriter::commit(const std::filesystem::path& into) {
   flush();
   if (error_.empty() && ::fsync(fd_) != 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
   if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty())
@@ -85,8 +91,8 @@ std::string AtomicFileWriter::commit() {
   fd_ = -1;
   if (!error_.empty()) return error_;
   std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) return error_ = "cannot rename into " + path_.string() + ": " + ec.message();
+  std::filesystem::rename(tmp_, into, ec);
+  if (ec) return error_ = "cannot rename into " + into.string() + ": " + ec.message();
   committed_ = true;
   return {};
 }

@@ -3,6 +3,7 @@
 // reader never sees half a report and an interrupted run leaves the old file intact.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -35,6 +36,12 @@ class AtomicFileWriter {
   /// Writes what is buffered, syncs, closes and renames into place. Returns an error message,
   /// empty on success.
   std::string commit();
+  /// The same, renamed to `into` instead (in the same file system) rather than its path.
+  std::string commit(const std::filesystem::path& into);
+  /// The bytes written so far and their FNV-1a (64 bits, as file_fingerprint reads it back):
+  /// folded in as they go out, so the file need not be read again.
+  std::uint64_t bytes_written() const { return bytes_; }
+  std::uint64_t fnv1a64() const { return fnv_; }
 
  private:
   void flush();
@@ -46,6 +53,8 @@ class AtomicFileWriter {
   std::string error_;
   int fd_ = -1;
   bool committed_ = false;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
 };
 
 /// Writes `content` to `path` atomically; creates parent directories. A `<path>.tmp.<pid>` left

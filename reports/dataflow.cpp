@@ -79,31 +79,53 @@ std::string seq_list(const properties::Lines& l) {
   return out;
 }
 
-/// Where each listed lost line was last: the stage that held it and where it was going.
-std::map<std::int64_t, std::string> last_holders(const EventLog& events, const std::set<std::int64_t>& wanted) {
-  std::map<std::int64_t, std::string> out;
-  Names names;
-  for (const TraceEvent& e : events) {
-    names.on(e);
-    if (e.kind != EventKind::system || (e.name != line::kEmitted && e.name != line::kSent && e.name != line::kLost)) continue;
-    const std::int64_t* seq = seq_of(e);
-    if (seq == nullptr || wanted.count(*seq) == 0) continue;
-    out[*seq] = names.path_of(e);
-    if (e.name == line::kSent) out[*seq] += " -> " + names.resolve(e.text(line::kTo));
+/// Where a line was last (its latest line_emitted, line_sent or line_lost): the stage that held
+/// it and, for a line_sent, where it was going. Atoms, so a line costs 12 bytes.
+struct Holder {
+  Atom where;
+  Atom to;
+  bool sent = false;
+  bool known = false;
+  std::string text() const {
+    if (!known) return "?";
+    return sent ? std::string(where.text()) + " -> " + std::string(to.text()) : std::string(where.text());
   }
-  return out;
-}
+};
 
-void add_line_losses(const EventLog& events, const properties::Conservation& c, FlowBuilder& b) {
-  std::set<std::int64_t> wanted;
-  for (const auto& [why, l] : c.lost) wanted.insert(l.seqs.begin(), l.seqs.end());
-  const std::map<std::int64_t, std::string> holders = last_holders(events, wanted);
+/// Every line's last holder, by seq: a vector for the usual small non-negative seqs, a map for
+/// the others.
+class Holders {
+ public:
+  void set(std::int64_t seq, const Holder& h) {
+    if (seq >= 0 && seq < kDense) {
+      const auto i = static_cast<std::size_t>(seq);
+      if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2));
+      dense_[i] = h;
+    } else {
+      sparse_[seq] = h;
+    }
+  }
+  Holder get(std::int64_t seq) const {
+    if (seq >= 0 && seq < kDense) {
+      const auto i = static_cast<std::size_t>(seq);
+      return i < dense_.size() ? dense_[i] : Holder{};
+    }
+    const auto it = sparse_.find(seq);
+    return it == sparse_.end() ? Holder{} : it->second;
+  }
+
+ private:
+  static constexpr std::int64_t kDense = std::int64_t{1} << 26;
+  std::vector<Holder> dense_;
+  std::map<std::int64_t, Holder> sparse_;
+};
+
+void add_line_losses(const Holders& holders, const properties::Conservation& c, FlowBuilder& b) {
   for (const auto& [why, l] : c.lost) {
     std::set<std::string> where;
     std::map<std::string, std::uint64_t> by_holder;  // for the diagram: the stage most listed
     for (const std::int64_t s : l.seqs) {
-      const auto it = holders.find(s);
-      const std::string h = it == holders.end() ? "?" : it->second;
+      const std::string h = holders.get(s).text();
       where.insert(h);
       ++by_holder[h.substr(0, h.find(" -> "))];
     }
@@ -124,48 +146,80 @@ void add_line_losses(const EventLog& events, const properties::Conservation& c, 
     if (l->count > 0) b.flow().losses.push_back({"", why, l->count, seq_list(*l)});
 }
 
-Flow line_flow(const EventLog& events) {
-  FlowBuilder b;
-  Names names;
+}  // namespace
+
+/// The pass line_flow makes, one event at a time.
+class LineFlowStream::Impl {
+ public:
+  void on(const TraceEvent& e) {
+    names_.on(e);
+    if (e.kind == EventKind::drop) {
+      carrying_.erase(e.other.id);  // the carrying send failed (no receiver, a cut, a lost path): no handoff
+      return;
+    }
+    if (e.kind == EventKind::send) {
+      const auto it = carrying_.find(e.pid.id);
+      if (it == carrying_.end() || e.other == e.pid) return;  // a timer to itself carries nothing
+      const std::string to = names_.path_of_pid(e.other, it->second);
+      const std::size_t n = b_.node(to, "stage");
+      b_.count(n);
+      b_.edge(b_.node(names_.path_of(e), "stage"), n);
+      carrying_.erase(it);
+      return;
+    }
+    if (e.kind != EventKind::system) return;
+    if (e.name == line::kEmitted) {
+      emitted_ = true;
+      b_.count(b_.node(names_.path_of(e), "source"));
+      carrying_[e.pid.id] = "";
+    } else if (e.name == line::kSent) {
+      b_.node(names_.path_of(e), "stage");
+      carrying_[e.pid.id] = names_.resolve(e.text(line::kTo));
+    } else if (e.name == line::kStored || e.name == line::kDeadLettered) {
+      const std::size_t end = b_.node(e.name == line::kStored ? "stored" : "dead-lettered", "end");
+      b_.count(end);
+      b_.edge(b_.node(names_.path_of(e), "stage"), end);
+    }
+    if (e.name == line::kEmitted || e.name == line::kSent || e.name == line::kLost) {
+      if (const std::int64_t* seq = seq_of(e)) {
+        Holder h{Atom(names_.path_of(e)), {}, e.name == line::kSent, true};
+        if (h.sent) h.to = Atom(names_.resolve(e.text(line::kTo)));
+        holders_.set(*seq, h);
+      }
+    }
+  }
+  Flow finish(const properties::Conservation& c) {
+    add_line_losses(holders_, c, b_);
+    Flow f = std::move(b_.flow());
+    f.what = "lines";
+    f.summary = properties::describe(c);
+    return f;
+  }
+  bool emitted() const { return emitted_; }
+
+ private:
+  FlowBuilder b_;
+  Names names_;
   // A line_emitted or line_sent names the process's next kernel send to another process as the
   // line's carrier: that send's receiver is where the line went. A `drop` instead of that send
   // (the properties/conservation.hpp rule) means it went nowhere: conservation counts the loss.
-  std::map<std::uint32_t, std::string> carrying;  // pid -> the line's `to` ("" for an emitted line)
-  for (const TraceEvent& e : events) {
-    names.on(e);
-    if (e.kind == EventKind::drop) {
-      carrying.erase(e.other.id);  // the carrying send failed (no receiver, a cut, a lost path): no handoff
-      continue;
-    }
-    if (e.kind == EventKind::send) {
-      const auto it = carrying.find(e.pid.id);
-      if (it == carrying.end() || e.other == e.pid) continue;  // a timer to itself carries nothing
-      const std::string to = names.path_of_pid(e.other, it->second);
-      const std::size_t n = b.node(to, "stage");
-      b.count(n);
-      b.edge(b.node(names.path_of(e), "stage"), n);
-      carrying.erase(it);
-      continue;
-    }
-    if (e.kind != EventKind::system) continue;
-    if (e.name == line::kEmitted) {
-      b.count(b.node(names.path_of(e), "source"));
-      carrying[e.pid.id] = "";
-    } else if (e.name == line::kSent) {
-      b.node(names.path_of(e), "stage");
-      carrying[e.pid.id] = names.resolve(e.text(line::kTo));
-    } else if (e.name == line::kStored || e.name == line::kDeadLettered) {
-      const std::size_t end = b.node(e.name == line::kStored ? "stored" : "dead-lettered", "end");
-      b.count(end);
-      b.edge(b.node(names.path_of(e), "stage"), end);
-    }
-  }
-  const properties::Conservation c = properties::check_conservation(events);
-  add_line_losses(events, c, b);
-  Flow f = std::move(b.flow());
-  f.what = "lines";
-  f.summary = properties::describe(c);
-  return f;
+  std::map<std::uint32_t, std::string> carrying_;  // pid -> the line's `to` ("" for an emitted line)
+  Holders holders_;
+  bool emitted_ = false;
+};
+
+LineFlowStream::LineFlowStream() : impl_(std::make_unique<Impl>()) {}
+LineFlowStream::~LineFlowStream() = default;
+void LineFlowStream::on(const TraceEvent& e) { impl_->on(e); }
+bool LineFlowStream::emitted() const { return impl_->emitted(); }
+Flow LineFlowStream::finish(const properties::Conservation& c) { return impl_->finish(c); }
+
+namespace {
+
+Flow line_flow(const EventLog& events) {
+  LineFlowStream s;
+  for (const TraceEvent& e : events) s.on(e);
+  return s.finish(properties::check_conservation(events));
 }
 
 /// The ingest server's stages, in the order an event passes them.
@@ -213,8 +267,9 @@ Flow ingest_flow(const EventLog& events) {
 
 }  // namespace
 
-Flow flow_of(const EventLog& events) {
+Flow flow_of(const EventLog& events, const Flow* streamed_lines) {
   if (properties::has_ingest(events)) return ingest_flow(events);
+  if (streamed_lines != nullptr) return *streamed_lines;
   for (const TraceEvent& e : events)
     if (e.kind == EventKind::system && e.name == line::kEmitted) return line_flow(events);
   return {};

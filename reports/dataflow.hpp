@@ -6,9 +6,11 @@
 // listed by where and why. Internal to reports/.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "properties/conservation.hpp"
 #include "reports/run_report.hpp"
 
 namespace lic::reports {
@@ -44,8 +46,29 @@ struct Flow {
   bool empty() const { return nodes.empty(); }
 };
 
-/// The run's data flow (empty when its trace holds neither protocol).
-Flow flow_of(const EventLog& events);
+/// The line protocol's flow read one event at a time as the run appends them, so the run need
+/// not keep its events (the same pass flow_of makes over a kept trace): on() each event in
+/// trace order, then finish() once with conservation's verdict over the same events.
+class LineFlowStream {
+ public:
+  LineFlowStream();
+  LineFlowStream(const LineFlowStream&) = delete;
+  LineFlowStream& operator=(const LineFlowStream&) = delete;
+  ~LineFlowStream();
+  void on(const TraceEvent& e);
+  /// A line_emitted was seen: the trace holds the line protocol.
+  bool emitted() const;
+  Flow finish(const properties::Conservation& c);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The run's data flow (empty when its trace holds neither protocol). `streamed_lines`: the
+/// line protocol's flow read while the run went (`events` then holds no line protocol event),
+/// used unless the trace holds the ingest server's.
+Flow flow_of(const EventLog& events, const Flow* streamed_lines = nullptr);
 
 /// The section: the diagram as inline SVG and the table of losses ("" for an empty flow).
 std::string dataflow_html(const Flow& f);

@@ -107,7 +107,7 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
     out += fmt::format("<p class=\"stopped\">{}: these are the reports of the run so far; no check was judged.</p>\n",
                        xml_escape(r.stopped));
   out += "<h2>Checks</h2>\n" + checks_table(r, written);
-  if (r.trace != nullptr) out += dataflow_html(flow_of(*r.trace));
+  if (r.trace != nullptr) out += dataflow_html(flow_of(*r.trace, r.line_flow));
   out += "<h2>Run</h2>\n" + facts(r);
   if (written.tree) {
     out += "<h2>Tree</h2>\n";

@@ -6,7 +6,7 @@
 // "node state" thread of their node; link-fault windows (loss, duplicate, reorder, clog) on the
 // "network" process too. Messages between two lanes are flow events (an arrow from the send on
 // the sender's thread to the delivery on the receiver's: "s" then "f" with the same id), at
-// most kMaxFlows of them, in trace order (otherData says how many were left out). Times in
+// most MessageFlowStream::kMax of them, in trace order (otherData says how many were left out). Times in
 // microseconds, fractional: the trace is in ns.
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "reports/escape.hpp"
 #include "reports/run_report.hpp"
 #include "reports/run_view.hpp"
+#include "reports/streams.hpp"
 
 namespace lic::reports {
 namespace {
@@ -61,7 +63,6 @@ Json instant(const std::string& name, const char* cat, const char* scope, int pi
   return j;
 }
 
-constexpr std::uint64_t kMaxFlows = 50'000;
 
 class PerfettoWriter {
  public:
@@ -87,46 +88,18 @@ class PerfettoWriter {
   /// The events rendered so far, each after a "\n" (the first) or ",\n".
   std::string take() { return std::exchange(out_, {}); }
 
-  /// Flow events for the messages of `trace` between two processes with lanes: a remote
-  /// message from its send to its `deliver` (a duplicate gets a flow per copy), a local one at
-  /// its send (it lands in the mailbox at once). Returns how many were left out past kMaxFlows.
-  std::uint64_t flows(const EventLog& trace) {
-    std::map<std::string, std::int64_t> tid_of_path;
-    for (std::size_t i = 0; i < v_.lanes.size(); ++i) tid_of_path[v_.lanes[i].path] = static_cast<std::int64_t>(i) + 1;
-    struct Where {
-      int pid = 0;
-      std::int64_t tid = 0;
-      Atom node;
-    };
-    std::map<std::uint32_t, Where> where;  // by process number: only processes with a lane
-    std::map<std::uint64_t, const TraceEvent*> sent;  // by message id: sends not yet delivered
-    std::uint64_t omitted = 0, next = 1;
-    const auto flow = [&](const TraceEvent& send, Time at, Pid to) {
-      const auto a = where.find(send.pid.id), b = where.find(to.id);
-      if (a == where.end() || b == where.end() || send.pid == to) return;
-      if (next > kMaxFlows) {
-        ++omitted;
-        return;
-      }
-      flow_event(send.tag, "s", next, send.time, a->second.pid, a->second.tid);
-      flow_event(send.tag, "f\",\"bp\":\"e", next, at, b->second.pid, b->second.tid);
+  /// Flow events for the messages between two processes with lanes (MessageFlowStream's).
+  /// Returns how many were left out past MessageFlowStream::kMax.
+  std::uint64_t flows(const MessageFlowStream& m) {
+    std::map<Atom, std::int64_t> tid_of_path;
+    for (std::size_t i = 0; i < v_.lanes.size(); ++i) tid_of_path[Atom(v_.lanes[i].path)] = static_cast<std::int64_t>(i) + 1;
+    std::uint64_t next = 1;
+    for (const MessageFlow& f : m.flows()) {
+      flow_event(f.tag, "s", next, f.sent, pid_of(std::string(f.from_node.text())), tid_of_path.at(f.from_path));
+      flow_event(f.tag, "f\",\"bp\":\"e", next, f.landed, pid_of(std::string(f.to_node.text())), tid_of_path.at(f.to_path));
       ++next;
-    };
-    for (const TraceEvent& e : trace) {
-      if (e.kind == EventKind::spawn && !e.label.name.empty()) {
-        if (auto t = tid_of_path.find(std::string(e.label.name.text())); t != tid_of_path.end())
-          where[e.pid.id] = Where{pid_of(std::string(e.node.text())), t->second, e.node};
-      } else if (e.kind == EventKind::send) {
-        const auto a = where.find(e.pid.id), b = where.find(e.other.id);
-        if (a != where.end() && b != where.end() && a->second.node == b->second.node) flow(e, e.time, e.other);
-        else sent[e.msg] = &e;
-      } else if (e.kind == EventKind::deliver) {
-        if (auto s = sent.find(e.msg); s != sent.end()) flow(*s->second, e.time, e.pid);
-      } else if (e.kind == EventKind::drop) {
-        sent.erase(e.msg);
-      }
     }
-    return omitted;
+    return m.omitted();
   }
 
  private:
@@ -246,7 +219,16 @@ std::string perfetto_json(const RunReport& r, const RunView& v) {
   std::string out = "{\"traceEvents\":[";
   PerfettoWriter w(v);
   w.draw();
-  const std::uint64_t omitted = r.trace != nullptr ? w.flows(*r.trace) : 0;
+  std::uint64_t omitted = 0;
+  if (r.message_flows != nullptr) {
+    omitted = w.flows(*r.message_flows);
+  } else if (r.trace != nullptr) {
+    std::set<std::string, std::less<>> lanes;
+    for (const Lane& l : v.lanes) lanes.insert(l.path);
+    MessageFlowStream m([&lanes](std::string_view path) { return lanes.contains(path); });
+    for (const TraceEvent& e : *r.trace) m.on(e);
+    omitted = w.flows(m);
+  }
   out += w.take();
   Json other = {{"scenario", r.scenario}, {"seed", r.seed}, {"trace_hash", hash_hex(r.trace_hash)}};
   if (omitted > 0) other["flows_omitted"] = omitted;

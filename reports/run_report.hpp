@@ -18,6 +18,9 @@
 namespace lic::reports {
 
 struct RunView;  // reports/run_view.hpp: what the timeline and Perfetto writers draw
+struct Flow;     // reports/dataflow.hpp: index.html's data flow
+class MessageFlowStream;  // reports/streams.hpp: Perfetto's message flows, read as the run went
+class TraceFileStream;    // reports/streams.hpp: trace.jsonl, written as the run went
 
 /// A node of the tree as the scenario declares it (for the diagram's labels).
 struct ShapeNode {
@@ -99,8 +102,14 @@ struct RunReport {
   /// which `letitcrash replay` reads).
   std::string trace_header;
   std::vector<ShapeNode> trees;
-  /// The kept trace (TraceMode::keep); never null when writing reports.
+  /// The kept trace (TraceMode::keep); never null when writing reports. In a streamed run
+  /// (scenarios/run/stream.hpp) only what the view reads, and the three below are set.
   const EventLog* trace = nullptr;
+  /// Read while the run went, instead of from `trace`: Perfetto's message flows, index.html's
+  /// line flow, and trace.jsonl itself (uncommitted, then committed into the folder).
+  const MessageFlowStream* message_flows = nullptr;
+  const Flow* line_flow = nullptr;
+  TraceFileStream* trace_file = nullptr;
   std::vector<supervision::SupervisorSnapshot> final_supervisors;
   std::vector<supervision::LifecycleSnapshot> final_lifecycles;
   std::map<std::string, std::uint32_t> starts;  ///< start attempts per path
@@ -166,5 +175,9 @@ Fingerprint file_fingerprint(const std::filesystem::path& file);
 
 std::vector<std::string> write_reports(const RunReport& r, const std::filesystem::path& dir,
                                        const ReportSelection& which = {});
+
+/// Where a TraceFileStream for the reports into `dir` writes while the run goes: beside the
+/// folder (`<dir>.trace.jsonl.tmp.<pid>`), moved into it by write_reports.
+std::filesystem::path streamed_trace_path(const std::filesystem::path& dir);
 
 }  // namespace lic::reports

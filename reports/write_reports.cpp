@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "reports/atomic_file.hpp"
 #include "reports/run_report.hpp"
 #include "reports/run_view.hpp"
+#include "reports/streams.hpp"
 #include "reports/trace_format.hpp"
 
 extern char** environ;  // NOLINT: POSIX's, for posix_spawn
@@ -104,7 +106,13 @@ std::string render_svg(const fs::path& dot, const fs::path& in, const fs::path& 
 
 /// trace.jsonl, streamed: each event is rendered into one reused buffer that goes to the file
 /// a chunk at a time, so the file is never held whole in memory.
-std::string write_trace_jsonl(const RunReport& r, const fs::path& path) {
+std::string write_trace_jsonl(const RunReport& r, const fs::path& path, Fingerprint& f) {
+  if (r.trace_file != nullptr) {  // written as the run went: into place
+    AtomicFileWriter& w = r.trace_file->writer();
+    std::string e = w.commit(path);
+    f = {w.bytes_written(), fmt::format("{:016x}", w.fnv1a64())};
+    return e;
+  }
   AtomicFileWriter w(path);
   if (!w.error().empty()) return w.error();
   std::string& buf = w.buffer();
@@ -117,7 +125,9 @@ std::string write_trace_jsonl(const RunReport& r, const fs::path& path) {
     buf += '\n';
     w.flush_if_full();
   }
-  return w.commit();
+  std::string e = w.commit();
+  f = {w.bytes_written(), fmt::format("{:016x}", w.fnv1a64())};
+  return e;
 }
 
 /// Every file a run folder holds; another file in `--out` means it is not one.
@@ -147,7 +157,7 @@ std::string refuse_foreign(const fs::path& dir) {
 
 /// The manifest: the run each file belongs to, and each file's size and hash (replay checks
 /// trace.jsonl against it).
-std::string manifest_json(const RunReport& r, const fs::path& staging) {
+std::string manifest_json(const RunReport& r, const fs::path& staging, const std::map<std::string, Fingerprint>& known) {
   nlohmann::ordered_json j;
   j["kind"] = "letitcrash_reports";
   j["scenario"] = r.scenario;
@@ -158,7 +168,8 @@ std::string manifest_json(const RunReport& r, const fs::path& staging) {
   for (const fs::directory_entry& e : fs::directory_iterator(staging)) paths.push_back(e.path());
   std::sort(paths.begin(), paths.end());
   for (const fs::path& p : paths) {
-    const Fingerprint f = file_fingerprint(p);
+    const auto k = known.find(p.filename().string());  // folded in as it was written
+    const Fingerprint f = k != known.end() ? k->second : file_fingerprint(p);
     files[p.filename().string()] = {{"bytes", f.bytes}, {"fnv1a64", f.fnv1a64}};
   }
   j["files"] = std::move(files);
@@ -179,7 +190,8 @@ std::string swap_into_place(const fs::path& staging, const fs::path& dir) {
   return ec ? "cannot rename " + staging.string() + " to " + dir.string() + ": " + ec.message() : std::string();
 }
 
-std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, const ReportSelection& which) {
+std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, const ReportSelection& which,
+                                     std::map<std::string, Fingerprint>& known) {
   std::vector<std::string> errors;
   std::error_code ec;
   ReportSelection written{false, false, false, false, false, false, false};
@@ -192,8 +204,10 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
   if (which.trace && r.trace == nullptr) {
     errors.push_back("cannot write " + (dir / "trace.jsonl").string() + ": the run kept no trace");
   } else if (which.trace) {
-    std::string e = write_trace_jsonl(r, dir / "trace.jsonl");
+    Fingerprint f;
+    std::string e = write_trace_jsonl(r, dir / "trace.jsonl", f);
     written.trace = e.empty();
+    if (written.trace) known["trace.jsonl"] = f;
     if (!written.trace) errors.push_back(std::move(e));
   }
   write(which.tree, written.tree, "tree.dot", [&r] { return tree_dot(r); });
@@ -247,13 +261,24 @@ Fingerprint file_fingerprint(const fs::path& file) {
   return {bytes, fmt::format("{:016x}", h)};
 }
 
-std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_dir, const ReportSelection& which) {
-  // The folder's own name: `out/` and `out/.` are `out`; a symlink is followed (the folder it
-  // names is the one replaced, and the link stays).
+namespace {
+
+/// The folder's own name: `out/` and `out/.` are `out`; a symlink is followed (the folder it
+/// names is the one replaced, and the link stays).
+fs::path run_folder(const fs::path& out_dir) {
   std::error_code canon;
   fs::path dir = fs::weakly_canonical(fs::absolute(out_dir), canon);
   if (canon) dir = fs::absolute(out_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
+  return dir;
+}
+
+}  // namespace
+
+fs::path streamed_trace_path(const fs::path& out_dir) { return run_folder(out_dir).string() + ".trace.jsonl"; }
+
+std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_dir, const ReportSelection& which) {
+  const fs::path dir = run_folder(out_dir);
   if (std::string refused = refuse_foreign(dir); !refused.empty()) return {refused};
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
@@ -265,9 +290,10 @@ std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_d
   fs::remove_all(staging, ec);
   fs::create_directory(staging, ec);
   if (ec) return {"cannot create " + staging.string() + ": " + ec.message()};
-  std::vector<std::string> errors = write_files(r, staging, which);
+  std::map<std::string, Fingerprint> known;
+  std::vector<std::string> errors = write_files(r, staging, which, known);
   if (errors.empty()) {
-    if (std::string e = write_file_atomically(staging / "manifest.json", manifest_json(r, staging)); !e.empty()) errors.push_back(e);
+    if (std::string e = write_file_atomically(staging / "manifest.json", manifest_json(r, staging, known)); !e.empty()) errors.push_back(e);
   }
   if (errors.empty()) {
     if (std::string e = swap_into_place(staging, dir); !e.empty()) errors.push_back(e);

@@ -197,7 +197,7 @@ struct LossBound {
 };
 
 /// The pipeline's lines (seed 000): the losses beyond the bound, by why.
-Verdict pipeline_conservation(const EventLog& events, const properties::Conservation& k, const LossBound& bound) {
+Verdict pipeline_conservation(const properties::Conservation& k, const LossBound& bound) {
   std::int64_t beyond = 0;
   for (const auto& [why, lines] : k.lost)
     if (!bound.allows(why)) beyond += static_cast<std::int64_t>(lines.count);
@@ -210,8 +210,8 @@ Verdict pipeline_conservation(const EventLog& events, const properties::Conserva
   std::int64_t n = 0;
   for (const properties::LineLoss& l : k.losses) {
     if (bound.allows(l.why) || ++n <= *bound.max) continue;
-    v.witness = witness_at(events[l.event], {std::string(events[l.event].label.name.text())},
-                           fmt::format("line {} lost ({}): loss {} of at most {}", l.seq, l.why, n, *bound.max));
+    v.witness = Witness{l.at.ns, l.event, {std::string(l.label.text())},
+                        fmt::format("line {} lost ({}): loss {} of at most {}", l.seq, l.why, n, *bound.max)};
     break;
   }
   return v;
@@ -270,12 +270,13 @@ CheckJudge conservation(Args& a) {
     if (!bound.max) bound.max = 0;  // allowing some reasons bounds the others at none
   }
   return [bound](const CheckInput& in) {
-    const properties::Conservation k = properties::check_conservation(*in.events);  // one pass, read twice
+    const properties::Conservation k =
+        in.conservation != nullptr ? *in.conservation : properties::check_conservation(*in.events);  // one pass, read twice
     const bool lines = k.emitted.count > 0;
     const bool ingest = properties::has_ingest(*in.events);
     if (!lines && !ingest) return Verdict{false, "nothing to conserve: no pipeline line was emitted and no ingest event accepted"};
     Verdict v{true, ""};
-    for (const Verdict& part : {lines ? pipeline_conservation(*in.events, k, bound) : Verdict{true, ""},
+    for (const Verdict& part : {lines ? pipeline_conservation(k, bound) : Verdict{true, ""},
                                 ingest ? ingest_conservation(*in.events, bound) : Verdict{true, ""}}) {
       v.passed = v.passed && part.passed;
       if (!part.detail.empty()) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/conservation.hpp"
 #include "reports/run_report.hpp"
 #include "scenarios/args.hpp"
 #include "scenarios/faults/phases.hpp"
@@ -23,7 +24,12 @@ namespace lic::scenarios {
 
 /// What a check reads: the finished run.
 struct CheckInput {
-  const EventLog* events = nullptr;          ///< the whole trace
+  /// The whole trace; in a streamed run (run/stream.hpp) only the events the streamed-safe
+  /// checks read: no send, deliver or line protocol event, except the first of an instant that
+  /// holds a kept event and the run's last event, those two without their fields.
+  const EventLog* events = nullptr;
+  /// The line protocol read while the run went (a streamed run); null: read it off `events`.
+  const properties::Conservation* conservation = nullptr;
   Time end{};                                ///< when the run stopped
   faults::PhaseOutcome phases{};
   bool quiet_ran = false;                    ///< the quiet phase ran to its end

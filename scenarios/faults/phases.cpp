@@ -32,7 +32,7 @@ void judge(Simulation& sim, const Phases& phases, const PhaseDriver& d, PhaseOut
       out.not_running.push_back(r.path + " is gone (escalated to the top)");
     }
   }
-  out.settled_at = settled_after(sim.trace().events(), out.chaos_end);
+  out.settled_at = settled_after(d.log != nullptr ? *d.log : sim.trace().events(), out.chaos_end);
   if (!out.escalated) out.not_running = properties::not_converged(supervision::snapshot(sim));
   out.converged = !out.escalated && out.not_running.empty();
   out.passed = phases.expect_escalation ? out.escalated : out.converged;

@@ -45,6 +45,9 @@ struct PhaseDriver {
   std::function<void(Time)> run_until{};
   /// Stops the run at this instant: the phases are cut short and `quiet_ran` is false.
   std::optional<Time> until{};
+  /// The events settled_after reads; null: the simulation's kept trace (a streamed run keeps
+  /// its own, scenarios/run/stream.hpp).
+  const EventLog* log = nullptr;
 };
 
 /// When the tree last changed (a start, or an exit of a labelled process) at or after

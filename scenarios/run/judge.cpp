@@ -29,7 +29,7 @@ std::vector<std::string> named_paths(const CheckDecl& c, const Registry& r) {
 /// A verdict about the whole run: its witness is the run's end (the last event).
 Witness run_end(const CheckInput& in, std::vector<std::string> processes, std::string why) {
   Witness w{in.end.ns, 0, std::move(processes), std::move(why)};
-  if (in.events != nullptr && in.events->size() > 0) w.event = in.events->size() - 1;
+  if (in.events != nullptr && in.events->size() > 0) w.event = in.events->back().seq;  // a streamed run keeps the last
   return w;
 }
 

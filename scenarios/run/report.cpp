@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/file/write.hpp"
+#include "scenarios/run/stream.hpp"
 
 #ifndef LETITCRASH_VERSION
 #define LETITCRASH_VERSION "0.0.0"
@@ -133,7 +134,12 @@ reports::RunReport make_report(const Scenario& s, const RunResult& r, const std:
   }
   rep.reproduce = reproduce;
   rep.trees = tree_shapes(s);
-  rep.trace = &r.sim->trace().events();
+  rep.trace = &r.kept_events();
+  if (r.stream != nullptr) {
+    rep.line_flow = r.stream->line_flow();
+    rep.message_flows = r.stream->message_flows();
+    rep.trace_file = r.stream->trace_file();
+  }
   rep.final_supervisors = r.final_state.supervisors;
   rep.final_lifecycles = r.final_state.lifecycles;
   rep.starts = r.final_state.starts;
@@ -158,7 +164,7 @@ std::vector<std::string> write_run_reports(const Scenario& s, const RunResult& r
                                            const std::filesystem::path& dir) {
   reports::RunReport rep = make_report(s, r, file, reproduce);
   // The header re-serialises the whole scenario: only for a trace.jsonl that is written.
-  if (s.reports.trace) rep.trace_header = trace_header(s, r.seed, r.tie_break, until, file);
+  if (s.reports.trace && rep.trace_file == nullptr) rep.trace_header = trace_header(s, r.seed, r.tie_break, until, file);
   return reports::write_reports(rep, dir, selection(s.reports));
 }
 

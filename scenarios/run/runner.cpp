@@ -5,6 +5,7 @@
 
 #include "scenarios/run/judge.hpp"
 #include "scenarios/run/metrics.hpp"
+#include "scenarios/run/stream.hpp"
 #include "scenarios/run/world.hpp"
 
 namespace lic::scenarios {
@@ -16,13 +17,13 @@ bool path_label(Atom name) {
   return !t.empty() && t.front() == '/';
 }
 
-FinalState final_state(const Simulation& sim) {
+FinalState final_state(const Simulation& sim, const EventLog& events) {
   FinalState f;
   f.supervisors = supervision::snapshot(sim);
   f.lifecycles = supervision::lifecycle_snapshot(sim);
   // Every spawn at a path: a label's instance counts starts within one life of its supervisor,
   // and a restarted supervisor's children start again from 1.
-  for (const TraceEvent& e : sim.trace().events()) {
+  for (const TraceEvent& e : events) {
     if (e.kind == EventKind::spawn && path_label(e.label.name)) ++f.starts[std::string(e.label.name.text())];
   }
   for (Pid p : sim.processes()) {
@@ -39,13 +40,14 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   SimOptions so;
   so.seed = opts.seed.value_or(s.seed);
   so.tie_break = opts.tie_break.value_or(s.tie_break);
-  so.trace = opts.trace;
+  so.trace = opts.stream != nullptr ? TraceMode::hash : opts.trace;
   so.default_node = Atom(s.default_node());
   so.max_events = opts.budgets.max_events;
   so.max_trace_bytes = opts.budgets.max_memory_bytes;
   so.max_events_at_instant = opts.budgets.max_events_at_instant;
   auto sim = std::make_unique<Simulation>(so);
   for (TraceSink* sink : opts.sinks) sim->trace().add_sink(sink);
+  if (opts.stream != nullptr) sim->trace().add_sink(opts.stream);
   for (const NodeDecl& n : s.nodes) {
     if (n.drift_ppm != 0) sim->set_clock(Atom(n.name), n.clock_skew, n.drift_ppm);
     else sim->set_clock_skew(Atom(n.name), n.clock_skew);
@@ -63,12 +65,14 @@ faults::PhaseDriver driver(const Scenario& s, World& world, const RunOptions& op
   }
   d.run_until = [&world](Time t) { world.run_until(t); };
   d.until = opts.until;
+  if (opts.stream != nullptr) d.log = &opts.stream->kept();
   return d;
 }
 
 CheckInput check_input(const Scenario& s, const RunResult& out, const faults::PhaseDriver& d) {
   CheckInput in;
-  in.events = &out.sim->trace().events();
+  in.events = &out.kept_events();
+  if (out.stream != nullptr) in.conservation = out.stream->conservation();
   in.end = out.end;
   in.phases = out.phases;
   in.quiet_ran = out.phases.quiet_ran;
@@ -81,12 +85,15 @@ CheckInput check_input(const Scenario& s, const RunResult& out, const faults::Ph
 
 }  // namespace
 
+const EventLog& RunResult::kept_events() const { return stream != nullptr ? stream->kept() : sim->trace().events(); }
+
 std::string hash_hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
 
 RunResult run(const Scenario& s, const RunOptions& opts) {
   const Registry& registry = opts.registry != nullptr ? *opts.registry : Registry::builtin();
   RunResult out;
   out.sim = make_simulation(s, opts);
+  out.stream = opts.stream;
   Simulation& sim = *out.sim;
   out.seed = sim.options().seed;
   out.tie_break = sim.options().tie_break;
@@ -108,13 +115,15 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     out.faults = injector.tallies();
     for (const auto& [name, count] : sim.buggify().counts()) out.buggify.emplace(name, count);
     for (TraceSink* sink : opts.sinks) sim.trace().remove_sink(sink);
-    out.final_state = final_state(sim);
+    if (out.stream != nullptr) out.stream->finish();
+    out.final_state = final_state(sim, out.kept_events());
     const CheckInput in = check_input(s, out, d);
     if (out.stopped.empty()) {  // a run cut short by a budget is not judged
       out.checks = run_checks(effective_checks(s), in, registry);
       out.metrics = measure(registry, in);
     }
   }
+  if (opts.stream != nullptr) sim.trace().remove_sink(opts.stream);
   out.events = sim.trace().count();
   out.trace_hash = sim.trace().hash();
   out.passed = out.stopped.empty() && std::all_of(out.checks.begin(), out.checks.end(), [](const CheckResult& c) { return c.passed; });

@@ -21,6 +21,8 @@
 
 namespace lic::scenarios {
 
+class RunStream;  // run/stream.hpp
+
 /// What a run may use before it is stopped with sim's BudgetExceeded (docs/robustness.md). The
 /// defaults are far above what the catalogue and the 24-hour pipeline benchmark need, and stop a
 /// hostile file (a fault `every: 1ns`) within seconds. 0: no limit.
@@ -40,6 +42,9 @@ struct RunOptions {
   std::optional<Time> until{};
   TraceMode trace = TraceMode::keep;
   std::vector<TraceSink*> sinks{};  ///< streamed every event (e.g. a JSON-lines writer)
+  /// Not null: the run keeps no trace (TraceMode::hash, `trace` is not read); the checks and the
+  /// reports read what this gathered as it went (run/stream.hpp; RunStream::can_stream first).
+  RunStream* stream = nullptr;
   /// Where the file's behaviour and check names are looked up; null: Registry::builtin().
   const Registry* registry = nullptr;
   Budgets budgets{};
@@ -60,6 +65,9 @@ struct FinalState {
 
 struct RunResult {
   std::unique_ptr<Simulation> sim;  ///< the finished simulation (its trace, its processes)
+  RunStream* stream = nullptr;      ///< RunOptions::stream: what the run gathered instead of a kept trace
+  /// The events the checks and reports read: the kept trace, or the stream's small log.
+  const EventLog& kept_events() const;
   std::uint64_t seed = 0;
   TieBreak tie_break = TieBreak::fifo;
   Time end{};

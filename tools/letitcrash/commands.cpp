@@ -8,6 +8,7 @@
 #include "reports/trace_format.hpp"
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
+#include "scenarios/run/stream.hpp"
 #include "scenarios/run/swarm.hpp"
 
 namespace lic::tools {
@@ -116,6 +117,16 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   o.partial_on_budget = !a.out_dir.empty();  // a budget still leaves the reports so far
   TextSink text;
   if (a.print_trace) o.sinks.push_back(&text);
+  // Memory that does not grow with the run: what the checks and reports read is gathered as the
+  // run goes, trace.jsonl included, unless a check reads the whole trace (run/stream.hpp).
+  std::unique_ptr<scenarios::RunStream> stream;
+  if (scenarios::RunStream::can_stream(*s)) {
+    stream = std::make_unique<scenarios::RunStream>(*s, !a.out_dir.empty());
+    if (!a.out_dir.empty() && s->reports.trace)
+      stream->write_trace(reports::streamed_trace_path(a.out_dir),
+                          scenarios::trace_header(*s, a.seed.value_or(s->seed), a.tie_break.value_or(s->tie_break), a.until, a.file));
+    o.stream = stream.get();
+  }
   const scenarios::RunResult r = scenarios::run(*s, o);
   const std::string reproduce = a.swarm ? scenarios::swarm_reproduce_command(cli.program, a.file, r.seed, a.tie_break, a.until)
                                         : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);

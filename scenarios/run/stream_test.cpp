@@ -1,0 +1,72 @@
+// A streamed run (run/stream.hpp: no kept trace, what the checks and reports read gathered as the
+// run goes) writes the same reports, byte for byte, as the same run with its trace kept.
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <unistd.h>
+
+#include "scenarios/run/report.hpp"
+#include "scenarios/run/stream.hpp"
+#include "scenarios/testing/run_text.hpp"
+
+using namespace lic;
+using namespace lic::scenarios;
+using namespace lic::scenarios::testing;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void same_reports(const std::string& name) {
+  const std::string file = std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/" + name;
+  const Scenario s = load_valid(file);
+  REQUIRE(RunStream::can_stream(s));
+  const fs::path root = fs::temp_directory_path() / ("lic-stream-test." + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path kept_dir = root / "kept", streamed_dir = root / "streamed";
+
+  const RunResult kept = run(s, RunOptions{});
+  REQUIRE(write_run_reports(s, kept, name, std::nullopt, "again", kept_dir).empty());
+
+  RunStream stream(s, true);
+  stream.write_trace(reports::streamed_trace_path(streamed_dir), trace_header(s, s.seed, s.tie_break, std::nullopt, name));
+  RunOptions o;
+  o.stream = &stream;
+  const RunResult streamed = run(s, o);
+  REQUIRE(write_run_reports(s, streamed, name, std::nullopt, "again", streamed_dir).empty());
+
+  CHECK(streamed.sim->trace().events().empty());  // nothing kept by the simulation
+  CHECK(stream.kept().size() < streamed.events);   // the small log leaves the messages out
+  CHECK(streamed.trace_hash == kept.trace_hash);
+  std::size_t files = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(kept_dir)) {
+    INFO(name << ": " << e.path().filename());
+    CHECK(bytes_of(e.path()) == bytes_of(streamed_dir / e.path().filename()));
+    ++files;
+  }
+  CHECK(files >= 8);
+  CHECK_FALSE(fs::exists(reports::streamed_trace_path(streamed_dir)));  // moved into the folder
+  fs::remove_all(root);
+}
+
+}  // namespace
+
+TEST_CASE("stream: every report of a streamed run is byte for byte the kept run's", "[stream]") {
+  for (const char* name : {"mini_pipeline.yaml", "pipeline_escalation.yaml", "partition.yaml", "graceful_shutdown_slow_s3.yaml", "dynamic.yaml"}) {
+    same_reports(name);
+  }
+}
+
+TEST_CASE("stream: a file whose checks read the whole trace keeps it", "[stream]") {
+  Scenario s = load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/one_for_one.yaml");
+  s.checks = {CheckDecl{"model"}};
+  CHECK_FALSE(RunStream::can_stream(s));
+}
