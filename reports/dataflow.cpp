@@ -92,30 +92,38 @@ struct Holder {
   }
 };
 
-/// Every line's last holder, by seq: a vector for the usual small non-negative seqs, a map for
-/// the others.
+/// Every line's last holder, by seq: a vector for the usual small non-negative seqs counted up
+/// from 0, a map for the others. The vector grows only by doubling what it holds (at least
+/// kStep), so one far seq (60,000,000 from a user's behaviour) goes to the map instead of
+/// allocating hundreds of megabytes.
 class Holders {
  public:
   void set(std::int64_t seq, const Holder& h) {
-    if (seq >= 0 && seq < kDense) {
-      const auto i = static_cast<std::size_t>(seq);
-      if (dense_.size() <= i) dense_.resize(std::max(i + 1, dense_.size() * 2));
+    const auto i = static_cast<std::size_t>(seq);
+    if (seq >= 0 && i < dense_.size()) {
+      dense_[i] = h;
+    } else if (seq >= 0 && seq < kDense && i < std::max(dense_.size() * 2, kStep)) {
+      const auto old = static_cast<std::int64_t>(dense_.size());
+      dense_.resize(std::max(i + 1, dense_.size() * 2));
+      // What the map held in the range the vector now covers moves into it.
+      for (auto it = sparse_.lower_bound(old); it != sparse_.end() && it->first < static_cast<std::int64_t>(dense_.size());) {
+        dense_[static_cast<std::size_t>(it->first)] = it->second;
+        it = sparse_.erase(it);
+      }
       dense_[i] = h;
     } else {
       sparse_[seq] = h;
     }
   }
   Holder get(std::int64_t seq) const {
-    if (seq >= 0 && seq < kDense) {
-      const auto i = static_cast<std::size_t>(seq);
-      return i < dense_.size() ? dense_[i] : Holder{};
-    }
+    if (seq >= 0 && static_cast<std::size_t>(seq) < dense_.size()) return dense_[static_cast<std::size_t>(seq)];
     const auto it = sparse_.find(seq);
     return it == sparse_.end() ? Holder{} : it->second;
   }
 
  private:
   static constexpr std::int64_t kDense = std::int64_t{1} << 26;
+  static constexpr std::size_t kStep = std::size_t{1} << 16;
   std::vector<Holder> dense_;
   std::map<std::int64_t, Holder> sparse_;
 };

@@ -180,4 +180,8 @@ std::vector<std::string> write_reports(const RunReport& r, const std::filesystem
 /// folder (`<dir>.trace.jsonl.tmp.<pid>`), moved into it by write_reports.
 std::filesystem::path streamed_trace_path(const std::filesystem::path& dir);
 
+/// Why write_reports would refuse `dir` (a file, or a folder holding files a run does not
+/// write), or "": asked before a run, so a refused folder costs no run and leaves nothing beside it.
+std::string refused_out_dir(const std::filesystem::path& dir);
+
 }  // namespace lic::reports

@@ -277,6 +277,8 @@ fs::path run_folder(const fs::path& out_dir) {
 
 fs::path streamed_trace_path(const fs::path& out_dir) { return run_folder(out_dir).string() + ".trace.jsonl"; }
 
+std::string refused_out_dir(const fs::path& out_dir) { return refuse_foreign(run_folder(out_dir)); }
+
 std::vector<std::string> write_reports(const RunReport& r, const fs::path& out_dir, const ReportSelection& which) {
   const fs::path dir = run_folder(out_dir);
   if (std::string refused = refuse_foreign(dir); !refused.empty()) return {refused};

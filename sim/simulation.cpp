@@ -112,9 +112,17 @@ std::exception_ptr Simulation::Impl::over_budget(Time t) {
   const auto where = [&] { return fmt::format("at t={}, event {}", format_time(sim.now_), sim.events_); };
   if (o.max_events != 0 && sim.events_ >= o.max_events)
     return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: {} events (--max-events) {}", o.max_events, where())));
-  if (o.max_trace_bytes != 0 && sim.events_ % 4096 == 0 && sim.trace_.events().size() * sizeof(TraceEvent) > o.max_trace_bytes)
-    return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
-                                                              sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));
+  if (o.max_trace_bytes != 0 && sim.events_ % 4096 == 0) {
+    const std::size_t kept = sim.trace_.events().size() * sizeof(TraceEvent);
+    if (kept > o.max_trace_bytes)
+      return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
+                                                                sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));
+    // A run that streams its events instead of keeping them: what its sinks gather counts.
+    if (const std::size_t held = sim.trace_.sink_bytes(); kept + held > o.max_trace_bytes)
+      return std::make_exception_ptr(BudgetExceeded(fmt::format(
+          "budget exceeded: what the run gathers from its events for its checks and reports holds {} MiB, over {} MiB (--max-memory) {}",
+          (kept + held) >> 20, o.max_trace_bytes >> 20, where())));
+  }
   if (o.max_events_at_instant == 0 || at_instant <= o.max_events_at_instant) return nullptr;
   std::string who;
   for (Pid p : recent) {

@@ -192,6 +192,9 @@ class TraceSink {
   virtual ~TraceSink() = default;
   /// `e.fields()` is valid during the call only.
   virtual void on_event(const TraceEvent& e) = 0;
+  /// Memory it holds that grows with the events (the run's --max-memory counts it with the kept
+  /// trace); 0 for a sink that holds nothing.
+  virtual std::size_t held_bytes() const { return 0; }
 };
 
 enum class TraceMode : std::uint8_t {
@@ -250,6 +253,12 @@ class Trace {
   bool enabled() const { return mode_ != TraceMode::off; }
   void add_sink(TraceSink* sink) { sinks_.push_back(sink); }
   void remove_sink(TraceSink* sink) { std::erase(sinks_, sink); }
+  /// What the sinks hold (TraceSink::held_bytes), summed.
+  std::size_t sink_bytes() const {
+    std::size_t n = 0;
+    for (const TraceSink* s : sinks_) n += s->held_bytes();
+    return n;
+  }
 
   /// Stamps seq, hashes, streams and (in keep mode) stores a kernel event (no fields).
   void append(TraceEvent& e) {

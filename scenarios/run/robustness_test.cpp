@@ -14,6 +14,8 @@
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/runner.hpp"
+#include "scenarios/run/stream.hpp"
+#include "scenarios/registry.hpp"
 #include "sim/simulation.hpp"
 
 using namespace lic;
@@ -105,6 +107,14 @@ TEST_CASE("rule: a run over --max-events or --max-memory ends with a budget erro
   o.budgets = Budgets{};
   o.budgets.max_memory_bytes = 1 << 20;
   CHECK_THROWS_WITH(run(s, o), Catch::Contains("over 1 MiB (--max-memory)"));
+  // A streamed run keeps no trace: what its sink gathers counts instead.
+  REQUIRE(RunStream::can_stream(s, Registry::builtin()));
+  RunStream stream(s, false);
+  o.stream = &stream;
+  CHECK_THROWS_WITH(run(s, o), Catch::Contains("what the run gathers from its events for its checks and reports holds") &&
+                                   Catch::Contains("over 1 MiB (--max-memory)"));
+  CHECK(stream.held_bytes() > std::size_t{1} << 20);
+  o.stream = nullptr;
   // The defaults leave an ordinary run as it was: the same trace as with no budget at all.
   const Scenario small = parse_ok("scenario: x\nduration: 10s\n" + kTree + "faults:\n  - {crash: /root/a, at: 1s, every: 1s}\n");
   RunOptions none;

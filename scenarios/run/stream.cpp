@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "scenarios/checks/table.hpp"
+#include "scenarios/registry.hpp"
 #include "scenarios/run/report.hpp"
 
 namespace lic::scenarios {
@@ -30,7 +31,8 @@ TraceEvent without_fields(const TraceEvent& e) {
 
 }  // namespace
 
-bool RunStream::can_stream(const Scenario& s) {
+bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
+  if (&registry != &Registry::builtin()) return false;
   // The built-in checks that read the trace only for events the small log keeps (none reads a
   // message or a line event but conservation, which reads the streamed pass).
   static constexpr std::array<std::string_view, 8> kStreamed{"converges", "no_escalation", "escalates", "availability",
@@ -61,6 +63,7 @@ void RunStream::keep(const TraceEvent& e, bool with_fields) {
     return;
   }
   auto block = std::make_unique<TraceField[]>(e.field_count);
+  field_bytes_ += e.field_count * sizeof(TraceField);
   std::copy(e.fields().begin(), e.fields().end(), block.get());
   TraceEvent c = e;
   c.field_data = block.get();

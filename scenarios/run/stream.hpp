@@ -11,8 +11,8 @@
 // fields (nothing reads a message's or a line event's fields from this log).
 //
 // Only runs whose checks all read the small log alike are streamed (can_stream): the model
-// comparison, the leader checks and a user's own checks read the whole trace, so those runs keep
-// it as before, and so do sweeps, shrinking and coverage (they do not come through here).
+// comparison, the leader checks and a user's own checks and metrics (any registry but the built-in
+// one) read the whole trace, so those runs keep it as before, and so do sweeps, shrinking and coverage (they do not come through here).
 
 #include <filesystem>
 #include <memory>
@@ -28,10 +28,14 @@
 
 namespace lic::scenarios {
 
+class Registry;
+
 class RunStream : public TraceSink {
  public:
-  /// Every check `s` judges reads only what a stream keeps.
-  static bool can_stream(const Scenario& s);
+  /// Every check `s` judges reads only what a stream keeps, and `registry` is the built-in one
+  /// (a registry of one's own may hold checks and metrics that read any event: its runs keep
+  /// the whole trace).
+  static bool can_stream(const Scenario& s, const Registry& registry);
 
   /// `with_reports`: the run's reports will be written (--out): read what its selected ones need.
   RunStream(const Scenario& s, bool with_reports);
@@ -43,6 +47,8 @@ class RunStream : public TraceSink {
   void write_trace(const std::filesystem::path& path, const std::string& header);
 
   void on_event(const TraceEvent& e) override;
+  /// The small kept log and its fields' blocks (what grows with the run's events).
+  std::size_t held_bytes() const override { return kept_.size() * sizeof(TraceEvent) + field_bytes_; }
   /// After the run's last event: keeps it, and ends conservation's and the line flow's passes.
   void finish();
 
@@ -60,6 +66,7 @@ class RunStream : public TraceSink {
 
   EventLog kept_;
   std::vector<std::unique_ptr<TraceField[]>> field_blocks_;
+  std::size_t field_bytes_ = 0;
   TraceEvent instant_first_{};  // the first event of the current instant
   bool instant_first_kept_ = false;
   TraceEvent last_{};

@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "scenarios/registry.hpp"
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/stream.hpp"
 #include "scenarios/testing/run_text.hpp"
@@ -28,7 +29,7 @@ std::string bytes_of(const fs::path& p) {
 void same_reports(const std::string& name) {
   const std::string file = std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/" + name;
   const Scenario s = load_valid(file);
-  REQUIRE(RunStream::can_stream(s));
+  REQUIRE(RunStream::can_stream(s, Registry::builtin()));
   const fs::path root = fs::temp_directory_path() / ("lic-stream-test." + std::to_string(::getpid()));
   fs::remove_all(root);
   const fs::path kept_dir = root / "kept", streamed_dir = root / "streamed";
@@ -67,6 +68,19 @@ TEST_CASE("stream: every report of a streamed run is byte for byte the kept run'
 
 TEST_CASE("stream: a file whose checks read the whole trace keeps it", "[stream]") {
   Scenario s = load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/one_for_one.yaml");
+  CHECK(RunStream::can_stream(s, Registry::builtin()));
   s.checks = {CheckDecl{"model"}};
-  CHECK_FALSE(RunStream::can_stream(s));
+  CHECK_FALSE(RunStream::can_stream(s, Registry::builtin()));
+}
+
+TEST_CASE("stream: a registry of one's own keeps the whole trace - its checks and metrics may read any event", "[stream]") {
+  const Scenario s = load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/one_for_one.yaml");
+  REQUIRE(RunStream::can_stream(s, Registry::builtin()));
+  Registry mine = Registry::with_builtins();
+  mine.add(MetricInfo{"delivered", "messages delivered", [](const CheckInput& in, reports::Metrics& m) {
+                        double n = 0;
+                        for (const TraceEvent& e : *in.events) n += e.kind == EventKind::deliver ? 1 : 0;
+                        m["delivered"] = reports::MetricValue{{n}};
+                      }});
+  CHECK_FALSE(RunStream::can_stream(s, mine));
 }

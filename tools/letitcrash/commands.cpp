@@ -103,6 +103,12 @@ std::optional<Scenario> load_or_report(const std::string& file, const scenarios:
 int run_command(const Invocation& cli, const RunArgs& a) {
   std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
   if (!s) return 2;
+  if (!a.out_dir.empty()) {
+    if (const std::string refused = reports::refused_out_dir(a.out_dir); !refused.empty()) {
+      std::cerr << "letitcrash: " << scenarios::printable(refused) << "\n";
+      return 2;
+    }
+  }
   if (a.swarm) {  // the seed's own configuration, run as a plain scenario (its trace header holds it)
     scenarios::Swarmed sw = scenarios::swarm(*s, a.seed.value_or(s->seed), *cli.registry);
     if (!a.json) fmt::print("swarm: {}\n", scenarios::describe(sw.choice));
@@ -120,7 +126,7 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   // Memory that does not grow with the run: what the checks and reports read is gathered as the
   // run goes, trace.jsonl included, unless a check reads the whole trace (run/stream.hpp).
   std::unique_ptr<scenarios::RunStream> stream;
-  if (scenarios::RunStream::can_stream(*s)) {
+  if (scenarios::RunStream::can_stream(*s, *cli.registry)) {
     stream = std::make_unique<scenarios::RunStream>(*s, !a.out_dir.empty());
     if (!a.out_dir.empty() && s->reports.trace)
       stream->write_trace(reports::streamed_trace_path(a.out_dir),
