@@ -1,5 +1,6 @@
 #include "sim/trace.hpp"
 
+#include <algorithm>
 #include <sys/mman.h>
 
 #include <bit>
@@ -72,7 +73,9 @@ EventLog::~EventLog() {
 }
 
 void EventLog::grow() {
-  chunks_.reserve(chunks_.size() + 1);  // first, so a full vector cannot leak the new chunk
+  // First, so a full vector cannot leak the new chunk; doubling, so the pointers are not copied
+  // once a chunk.
+  if (chunks_.size() == chunks_.capacity()) chunks_.reserve(std::max<std::size_t>(16, 2 * chunks_.capacity()));
   EventChunkCache* cache = event_chunk_cache();
   void* c = cache != nullptr ? cache->take() : nullptr;
   if (c == nullptr) {
