@@ -1,6 +1,8 @@
 #include "properties/conservation.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -74,12 +76,12 @@ class SeqSet {
       if (bits_.size() <= i / 64) bits_.resize(std::max(i / 64 + 1, bits_.size() * 2));
       bits_[i / 64] |= std::uint64_t{1} << (i % 64);
     } else {
-      sparse_.insert(seq);
+      insert_far(seq);
     }
   }
   /// Whether it was there.
   bool erase(std::int64_t seq) {
-    if (!dense(seq)) return sparse_.erase(seq) != 0;
+    if (!dense(seq)) return erase_far(seq);
     const auto i = static_cast<std::size_t>(seq);
     if (bits_.size() <= i / 64) return false;
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
@@ -90,8 +92,39 @@ class SeqSet {
 
  private:
   static bool dense(std::int64_t seq) { return seq >= 0 && seq < (std::int64_t{1} << 26); }
+
+  /// The run [first, last] of far seqs holding `seq`, or end().
+  std::map<std::int64_t, std::int64_t>::iterator run_of(std::int64_t seq) {
+    auto it = runs_.upper_bound(seq);
+    if (it == runs_.begin()) return runs_.end();
+    --it;
+    return it->second >= seq ? it : runs_.end();
+  }
+
+  // Far seqs (the pipeline's readers count from 10^9 × their pid) as runs of consecutive seqs:
+  // a reader's lines retire nearly in order, so its retired ones stay a run or a few.
+  void insert_far(std::int64_t seq) {
+    if (run_of(seq) != runs_.end()) return;
+    auto next = seq == std::numeric_limits<std::int64_t>::max() ? runs_.end() : runs_.find(seq + 1);
+    auto prev = seq == std::numeric_limits<std::int64_t>::min() ? runs_.end() : run_of(seq - 1);
+    const std::int64_t last = next != runs_.end() ? next->second : seq;
+    if (next != runs_.end()) runs_.erase(next);
+    if (prev != runs_.end()) prev->second = last;
+    else runs_.emplace(seq, last);
+  }
+
+  bool erase_far(std::int64_t seq) {
+    const auto it = run_of(seq);
+    if (it == runs_.end()) return false;
+    const std::int64_t first = it->first, last = it->second;
+    runs_.erase(it);
+    if (first < seq) runs_.emplace(first, seq - 1);
+    if (seq < last) runs_.emplace(seq + 1, last);
+    return true;
+  }
+
   std::vector<std::uint64_t> bits_;
-  std::set<std::int64_t> sparse_;
+  std::map<std::int64_t, std::int64_t> runs_;  // first -> last, disjoint and never adjacent
 };
 
 }  // namespace
