@@ -451,6 +451,9 @@ Outcomes simulate(const Case& c, const YAML::Node& defaults) {
   SpawnOptions o;
   o.node = kCtl;
   o.label = Label{Atom("/driver"), 1};
+  // std::regex's matcher (the recogniser) recurses once a character, and under AddressSanitizer
+  // its frames are large: the default 64 KiB overflowed on the longer statements.
+  o.stack_bytes = std::size_t{1} << 20;
   Driver d(sim, c, out);
   sim.spawn([&d](Context& ctx) { d(ctx); }, o);
   sim.run_until(Time{} + 1800_s);
