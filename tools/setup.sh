@@ -114,11 +114,13 @@ phase
 cmake_args=(-S "$root" -B "$build_dir" -DLETITCRASH_SANITIZE="$sanitize" -DLETITCRASH_WERROR="$werror")
 if [ "$fuzz" = ON ]; then cmake_args+=(-DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF)
 elif [ "$main_job" = 1 ]; then
-  cmake_args+=(-DLETITCRASH_TESTS=OFF)
-  # A new build folder for the main job gets the default's -O2 -DNDEBUG without -g: debug info is
-  # a quarter of the compile time and the main job never opens a debugger. An existing folder
-  # keeps its build type (a later tools/test.sh reuses this one as it is: the same code).
-  [ -f "$build_dir/CMakeCache.txt" ] || cmake_args+=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
+  # A new build folder for the main job gets no tests (their packages are not installed) and the
+  # default's -O2 -DNDEBUG without -g: debug info is a quarter of the compile time and the main
+  # job never opens a debugger. An existing folder keeps its build type and its tests (the main
+  # job builds only its own targets): turning them off there left a later `make` not rebuilding
+  # the test binaries while ctest still ran the old ones.
+  [ -f "$build_dir/CMakeCache.txt" ] ||
+    cmake_args+=(-DLETITCRASH_TESTS=OFF -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
 else cmake_args+=(-DLETITCRASH_TESTS=ON); fi
 if [ "$otp" = 1 ]; then cmake_args+=(-DLETITCRASH_OTP_LIVE=ON); else cmake_args+=(-DLETITCRASH_OTP_LIVE=OFF); fi
 if [ "$compiler" = clang ]; then
