@@ -7,7 +7,7 @@
 #
 # --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
 #   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A new
-#   build folder gets -O2 -DNDEBUG without debug info (-g). A later run without it (tools/test.sh)
+#   build folder gets -O2 -DNDEBUG without debug info (-g) and no tests; an existing one keeps both. A later run without it (tools/test.sh)
 #   adds the rest to the same build folder, with the same flags.
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
