@@ -10,6 +10,7 @@
 
 #include "bench/commands.hpp"
 #include "bench/figures.hpp"
+#include "bench/targets.hpp"
 #include "bench/workloads.hpp"
 
 namespace lic::bench {
@@ -284,6 +285,7 @@ int run(const BenchOptions& o) {
   }
   if (o.supervised) run_supervised(o, f);
   headline(o, f);
+  judge_targets(f);
   if (o.json) std::printf("%s\n", f.to_json(o.quick).c_str());
   return 0;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks what `letitcrash bench --json` printed (CTest's smoke test; no figure's value is asserted):
 one JSON object, every headline name of issue 17 present, each a number or null with its reason
-under `why_absent`, and a unit for every measured figure. Usage: check_json.py FILE MODE"""
+under `why_absent`, a unit for every measured figure, and a verdict under `targets` for every
+headline name (met true or false when the figure was measured, null when it was not, and true
+exactly when the figure is on the target's side). Usage: check_json.py FILE MODE"""
 import json
 import sys
 
@@ -16,7 +18,20 @@ def main(path, mode):
     problems = []
     if d.get("mode") != mode:
         problems.append(f"mode is {d.get('mode')!r}, not {mode!r}")
-    meta = {"units", "why_absent", "mode"}
+    meta = {"units", "why_absent", "targets", "mode"}
+    for name in HEADLINE:
+        t = d.get("targets", {}).get(name)
+        if t is None:
+            problems.append(f"{name} has no target verdict")
+            continue
+        value = d.get(name)
+        if value is None:
+            if t["met"] is not None:
+                problems.append(f"{name} was not measured but its target says met={t['met']}")
+            continue
+        on_side = value >= t["target"] if t["op"] == ">=" else value <= t["target"]
+        if t["met"] is not on_side:
+            problems.append(f"{name} = {value}: target {t['op']} {t['target']} says met={t['met']}")
     for name in HEADLINE:
         if name not in d:
             problems.append(f"{name} is missing")

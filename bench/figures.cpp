@@ -47,6 +47,10 @@ bool Figures::has(const std::string& name) const {
   return false;
 }
 
+void Figures::verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met) {
+  verdicts_.push_back({name, op, target, met});
+}
+
 std::string Figures::to_json(bool quick) const {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   nlohmann::ordered_json units = nlohmann::ordered_json::object();
@@ -62,6 +66,12 @@ std::string Figures::to_json(bool quick) const {
   }
   j["units"] = std::move(units);
   j["why_absent"] = std::move(why);
+  nlohmann::ordered_json targets = nlohmann::ordered_json::object();
+  for (const Verdict& v : verdicts_) {
+    targets[v.name] = {{"op", v.op}, {"target", v.target}, {"met", nullptr}};
+    if (v.met) targets[v.name]["met"] = *v.met;
+  }
+  j["targets"] = std::move(targets);
   j["mode"] = quick ? "quick" : "full";
   return j.dump(2);
 }

@@ -28,8 +28,12 @@ class Figures {
   /// Added, measured or absent.
   bool has(const std::string& name) const;
   bool json() const { return json_; }
+  /// A target's verdict on the figure `name` (bench/targets.hpp): met, not met, or not judged
+  /// (nothing) when the figure was not measured. Goes into to_json's `targets` object.
+  void verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met);
   /// The JSON object: every figure by name (a number, or null), then `units` and
-  /// `why_absent` objects and the `mode` ("quick" or "full").
+  /// `why_absent` objects, the `targets` object (name -> {op, target, met: true, false or
+  /// null}) and the `mode` ("quick" or "full").
   std::string to_json(bool quick) const;
 
  private:
@@ -38,8 +42,14 @@ class Figures {
     std::optional<double> value;
     std::string unit;  ///< or, when value is empty, why
   };
+  struct Verdict {
+    std::string name, op;
+    double target;
+    std::optional<bool> met;
+  };
   bool json_;
   std::vector<Entry> entries_;
+  std::vector<Verdict> verdicts_;
 };
 
 }  // namespace lic::bench

@@ -1,0 +1,15 @@
+#pragma once
+// Issue 17's targets beside the figures `letitcrash bench` measured: for each headline name, the
+// figure, the target and whether it is met. Text mode prints one `target NAME ...` line each
+// after the figures; --json adds a `targets` object. The reasons a target is not met are in
+// docs/benchmarks.md ("Speed with the reports on"); bench only judges the number it measured.
+
+#include "bench/figures.hpp"
+
+namespace lic::bench {
+
+/// Judges every headline figure in `f` against its target: prints the lines (text mode) and
+/// records the verdicts for Figures::to_json.
+void judge_targets(Figures& f);
+
+}  // namespace lic::bench
