@@ -237,14 +237,18 @@ void run_supervised(const BenchOptions& o, Figures& f) {
     const std::string bytes = "supervised_worker_bytes_" + size + (flat ? "_flat" : "");
     const std::vector<double> r = isolated([n, flat] {
       const SupervisedResult s = supervised_workers(n, flat);
-      return std::vector<double>{s.bytes_per_worker, s.start_s};
+      return std::vector<double>{s.bytes_per_worker, s.start_s, s.restart_ms, s.shutdown_s};
     });
-    if (r.size() == 2) f.add(bytes, r[0], "B");
-    else f.absent(bytes, "the workload's process failed");
-    if (!flat) continue;
-    const std::string start = "supervised_flat_" + size + "_start_s";
-    if (r.size() == 2) f.add(start, r[1], "s");
-    else f.absent(start, "the workload's process failed");
+    const std::pair<std::string, const char*> names[] = {
+        {bytes, "B"},
+        {"supervised_flat_" + size + "_start_s", "s"},
+        {"supervised_flat_" + size + "_restart_ms", "ms"},
+        {"supervised_flat_" + size + "_shutdown_s", "s"},
+    };
+    for (std::size_t k = 0; k < (flat ? 4U : 1U); ++k) {
+      if (r.size() == 4) f.add(names[k].first, r[k], names[k].second);
+      else f.absent(names[k].first, "the workload's process failed");
+    }
   }
 }
 

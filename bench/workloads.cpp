@@ -229,6 +229,22 @@ supervision::Child idle_stock_worker(std::size_t i) {
   c.start.behaviour = [] { return std::make_unique<supervision::StockWorker>(supervision::WorkerConfig{}); };
   return c;
 }
+
+// The flat supervisor's per-child costs: one worker in the middle killed and restarted, then the
+// whole supervisor stopped (every child shut down in reverse start order).
+void flat_restart_and_shutdown(Simulation& sim, Pid root, std::size_t workers, SupervisedResult& r) {
+  const Pid victim = sim.info(root)->links[workers / 2];
+  auto t = Clock::now();
+  sim.exit(victim, Reason::kill());
+  sim.run();
+  r.restart_ms = seconds_since(t) * 1e3;
+  if (sim.alive(victim) || sim.process_count() != workers + 1) r.restart_ms = std::numeric_limits<double>::quiet_NaN();
+  t = Clock::now();
+  sim.send(root, supervision::kSystemStop, Reason::shutdown());
+  sim.run();
+  r.shutdown_s = seconds_since(t);
+  if (sim.process_count() != 0) r.shutdown_s = std::numeric_limits<double>::quiet_NaN();
+}
 }  // namespace
 
 SupervisedResult supervised_workers(std::size_t workers, bool flat) {
@@ -240,6 +256,7 @@ SupervisedResult supervised_workers(std::size_t workers, bool flat) {
   // supervises all N.
   const std::size_t width = flat ? workers : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(workers))));
   const auto t0 = Clock::now();
+  Pid root_pid;
   {
     supervision::SupervisorSpec root;
     root.flags.strategy = supervision::Strategy::one_for_one;
@@ -255,17 +272,20 @@ SupervisedResult supervised_workers(std::size_t workers, bool flat) {
     }
     SpawnOptions so;
     so.label = Label{Atom("/root"), 1};
-    sim.spawn(std::make_unique<supervision::Supervisor>(std::move(root)), so);
+    root_pid = sim.spawn(std::make_unique<supervision::Supervisor>(std::move(root)), so);
   }
   sim.run();  // every worker started and idle
-  const double start_s = seconds_since(t0);
+  SupervisedResult r;
+  r.start_s = seconds_since(t0);
   const std::size_t after = resident_bytes();
   const std::size_t supervisors = 1 + (flat ? 0 : (workers + width - 1) / width);
   if (sim.process_count() != workers + supervisors) {
     std::fprintf(stderr, "bench: %zu processes, expected %zu\n", sim.process_count(), workers + supervisors);
-    return {std::numeric_limits<double>::quiet_NaN(), start_s};
+    return r;
   }
-  return {static_cast<double>(after - before) / static_cast<double>(workers), start_s};
+  r.bytes_per_worker = static_cast<double>(after - before) / static_cast<double>(workers);
+  if (flat) flat_restart_and_shutdown(sim, root_pid, workers, r);
+  return r;
 }
 
 std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {

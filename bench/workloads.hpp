@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,9 +78,12 @@ struct TimerConfig {
 double timers(const TimerConfig& c);
 
 struct SupervisedResult {
-  double bytes_per_worker;  ///< resident bytes per worker: the child records and specs, each
-                            ///< worker's process and behaviour, a share of the supervisors
-  double start_s;           ///< real time to build the specs and start the whole tree
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  double bytes_per_worker = kNone;  ///< resident bytes per worker: the child records and specs,
+                                    ///< each worker's process and behaviour, a share of the supervisors
+  double start_s = kNone;           ///< real time to build the specs and start the whole tree
+  double restart_ms = kNone;        ///< flat only: real time of one child's kill and restart
+  double shutdown_s = kNone;        ///< flat only: real time to stop the supervisor and every child
 };
 
 /// `workers` idle stock workers, all started, tracing off: under a two-level tree (a root over

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 #include "sim/kernel.hpp"
 
@@ -284,9 +285,13 @@ void Simulation::Impl::unlink(Process* p, Pid other) {
       return f.to == self && f.from == other && f.msg == nullptr && f.via_link;
     });
   }
-  auto it = std::find(p->links.begin(), p->links.end(), other);
-  if (it == p->links.end()) return;
-  p->links.erase(it);
+  // From the back: a pid is in a link list at most once (link() adds none twice, and both ends
+  // go together), so this is the entry a search from the front would find. A supervisor unlinks
+  // its children in reverse start order, each the last of its list: a search from the front
+  // made a wide supervisor's shutdown quadratic (100k children: 1.6 s).
+  auto rit = std::find(p->links.rbegin(), p->links.rend(), other);
+  if (rit == p->links.rend()) return;
+  p->links.erase(std::next(rit).base());
   if (Process* o = find(other)) erase_pid(o->links, p->pid);
   note(EventKind::unlink, p, p->pid, other);
 }

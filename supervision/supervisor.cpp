@@ -364,13 +364,15 @@ bool Supervisor::restart(Context& ctx, std::size_t failed) {
     }
     return false;
   }
-  // The plan works on the children still present, in start order.
+  // The plan works on the children still present, in start order. A one_for_one or dynamic
+  // child restarts alone: its plan needs no other child (no pass over a wide supervisor's
+  // million slots for each restart).
   std::vector<std::size_t> index;
   std::vector<ChildState> states;
   std::size_t failed_pos = 0;
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
+  const bool alone = dynamic() || flags_.strategy == Strategy::one_for_one;
+  for (std::size_t i = alone ? failed : 0; i < (alone ? failed + 1 : slots_.size()); ++i) {
     if (slots_[i].removed) continue;
-    if (dynamic() && i != failed) continue;  // a dynamic child restarts alone
     if (i == failed) failed_pos = index.size();
     index.push_back(i);
     states.push_back({slots_[i].child->spec.restart, static_cast<bool>(slots_[i].pid)});

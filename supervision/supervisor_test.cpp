@@ -551,3 +551,41 @@ TEST_CASE("supervisor: one supervisor of 20000 children starts them all in order
   CHECK(after != before);
   CHECK(sim.process_count() == kWidth + 1);
 }
+
+TEST_CASE("supervisor: a wide supervisor shuts its children down in reverse start order - restarted ones included - and unlinks each", "[supervision][supervisor]") {
+  // Restarted children (w0 and w1500) are linked last: the shutdown still follows start order,
+  // not link order, and each unlink finds its child wherever the link list holds it.
+  constexpr int kWidth = 3000;
+  std::vector<std::string> log;
+  Simulation sim;
+  SupervisorSpec spec;
+  spec.flags.intensity = 2;  // the two kills below are restarts, not an escalation
+  for (int i = 0; i < kWidth; ++i) spec.children.push_back(stub("w" + std::to_string(i), &log, true));
+  const Pid sup = start_root(sim, std::move(spec));
+  for (const char* id : {"w1500", "w0"}) {
+    sim.exit(sim.whereis(Atom(id)), Reason::kill());
+    sim.run();
+  }
+  // Links are symmetric: the supervisor's list holds each child once, each child's holds it.
+  const std::vector<Pid> links = sim.info(sup)->links;
+  REQUIRE(links.size() == static_cast<std::size_t>(kWidth));
+  CHECK(links[links.size() - 2] == sim.whereis(Atom("w1500")));
+  CHECK(links.back() == sim.whereis(Atom("w0")));
+  for (Pid child : links) CHECK(sim.info(child)->links == std::vector<Pid>{sup});
+  sim.send(sup, kSystemStop, Reason::shutdown());
+  sim.run();
+  CHECK_FALSE(sim.alive(sup));
+  std::vector<std::string> want;
+  for (int i = kWidth; i-- > 0;) want.push_back("w" + std::to_string(i) + " terminate shutdown");
+  CHECK(log == want);
+  // One unlink per child, from the supervisor, in the same order.
+  std::vector<Pid> unlinked;
+  for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::unlink && e.pid == sup) unlinked.push_back(e.other);
+  }
+  REQUIRE(unlinked.size() == static_cast<std::size_t>(kWidth));
+  CHECK(unlinked.front() == links[links.size() - 3]);  // w2999: started last, not restarted
+  CHECK(unlinked[kWidth - 1 - 1500] == links[links.size() - 2]);
+  CHECK(unlinked.back() == links.back());
+  CHECK(sim.process_count() == 0);
+}

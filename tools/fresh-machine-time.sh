@@ -125,15 +125,24 @@ in_root env LETITCRASH_PHASES=/root/phases.txt CMAKE_CXX_COMPILER_LAUNCHER=/root
 job_rc=$?
 set -e
 phase
-cat "$fresh/root/phases.txt" >> "$phases"
+# A main job that failed before its first phase ended wrote no phase line: the report still
+# comes (with the job's exit code), where a plain cat would have stopped the script here.
+if [ -f "$fresh/root/phases.txt" ]; then
+  cat "$fresh/root/phases.txt" >> "$phases"
+else
+  echo "fresh-machine-time: the main job recorded no phase (exit $job_rc; see $work/main-job.log)" >&2
+fi
 cp "$fresh/root/tu-times.txt" "$work/tu-times.txt" 2>/dev/null || : > "$work/tu-times.txt"
 in_root dpkg-query -W -f='${Package}\n' | sort > "$work/packages-after.txt"
 new_packages="$(comm -13 "$work/packages-before.txt" "$work/packages-after.txt")"
-installed_kib="$(in_root dpkg-query -W -f='${Installed-Size} ${Package}\n' $new_packages | awk '{ s += $1 } END { print s + 0 }')"
+installed_kib=0  # dpkg-query -W without a package lists them all: only with new packages
+if [ -n "$new_packages" ]; then
+  installed_kib="$(in_root dpkg-query -W -f='${Installed-Size} ${Package}\n' $new_packages | awk '{ s += $1 } END { print s + 0 }')"
+fi
 download_bytes="$(find "$fresh/var/cache/apt/archives" -name '*.deb' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')"
 phase download-again
 in_root apt-get clean
-in_root apt-get install -y -qq --reinstall --download-only $new_packages > /dev/null 2>&1 || true
+[ -z "$new_packages" ] || in_root apt-get install -y -qq --reinstall --download-only $new_packages > /dev/null 2>&1 || true
 phase
 kill "$sampler" 2>/dev/null || true
 sampler=""

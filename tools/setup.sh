@@ -7,8 +7,9 @@
 #
 # --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
 #   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A new
-#   build folder gets -O2 -DNDEBUG without debug info (-g) and no tests; an existing one keeps both. A later run without it (tools/test.sh)
-#   adds the rest to the same build folder, with the same flags.
+#   build folder gets -O2 -DNDEBUG without debug info (-g) and no tests; an existing one keeps both
+#   (its tests are turned off only when Catch2 or RapidCheck is not installed). A later run
+#   without it (tools/test.sh) adds the rest to the same build folder, with the same flags.
 # --fuzz builds the libFuzzer targets with clang (tools/fuzz/, docs/robustness.md) and no tests.
 # --otp installs Erlang/OTP (erlang-base) for the conformance recorder: with it, CTest also runs
 # the otp-live label (docs/conformance.md). Building letitcrash never needs Erlang.
@@ -47,7 +48,7 @@ while [ $# -gt 0 ]; do
     --go) go=1; shift ;;
     --pg) pg=1; shift ;;
     --main-job) main_job=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -71,11 +72,10 @@ fi
 # conformance/pg/record.py: a throwaway PostgreSQL 15 cluster, cuts in a private network namespace
 [ "$pg" = 1 ] && packages+=(postgresql-15 python3-psycopg2 python3-yaml nftables iproute2)
 
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
+  installed "$p" || missing+=("$p")
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -119,8 +119,15 @@ elif [ "$main_job" = 1 ]; then
   # job never opens a debugger. An existing folder keeps its build type and its tests (the main
   # job builds only its own targets): turning them off there left a later `make` not rebuilding
   # the test binaries while ctest still ran the old ones.
-  [ -f "$build_dir/CMakeCache.txt" ] ||
+  # An existing folder whose tests cannot configure here (a plain `cmake -B build` tried first,
+  # without Catch2 or RapidCheck, which the main job does not install) gets them turned off.
+  if [ ! -f "$build_dir/CMakeCache.txt" ]; then
     cmake_args+=(-DLETITCRASH_TESTS=OFF -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
+  elif grep -Eiq '^LETITCRASH_TESTS:[A-Z]+=(on|1|true|yes|y)$' "$build_dir/CMakeCache.txt" &&
+       ! { installed catch2 && installed librapidcheck-dev; }; then
+    echo "setup: $build_dir had its tests on without Catch2/RapidCheck installed: turned off (tools/test.sh installs them and turns them on)"
+    cmake_args+=(-DLETITCRASH_TESTS=OFF)
+  fi
 else cmake_args+=(-DLETITCRASH_TESTS=ON); fi
 if [ "$otp" = 1 ]; then cmake_args+=(-DLETITCRASH_OTP_LIVE=ON); else cmake_args+=(-DLETITCRASH_OTP_LIVE=OFF); fi
 if [ "$compiler" = clang ]; then
