@@ -29,6 +29,14 @@ TraceEvent without_fields(const TraceEvent& e) {
   return c;
 }
 
+/// Whether the run's network may deliver a message twice: a path or a fault that duplicates.
+bool may_duplicate(const Scenario& s) {
+  const auto duplicates = [](const LinkParams& p) { return p.duplicate.num != 0; };
+  return duplicates(s.default_link) ||
+         std::any_of(s.links.begin(), s.links.end(), [&](const LinkDecl& l) { return duplicates(l.params); }) ||
+         std::any_of(s.faults.begin(), s.faults.end(), [](const faults::Fault& f) { return f.kind == faults::Kind::duplicate; });
+}
+
 }  // namespace
 
 bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
@@ -44,7 +52,8 @@ bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
 }
 
 RunStream::RunStream(const Scenario& s, bool with_reports)
-    : messages_([trees = tree_shapes(s)](std::string_view path) { return reports::is_lane_path(trees, path); }) {
+    : messages_([trees = tree_shapes(s)](std::string_view path) { return reports::is_lane_path(trees, path); },
+                may_duplicate(s)) {
   const std::vector<CheckDecl> checks = effective_checks(s);
   line_flow_wanted_ = with_reports && s.reports.html;
   conserve_ = line_flow_wanted_ || std::any_of(checks.begin(), checks.end(), [](const CheckDecl& c) { return c.name == "conservation"; });
