@@ -42,9 +42,15 @@ bool may_duplicate(const Scenario& s) {
 bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
   if (&registry != &Registry::builtin()) return false;
   // The built-in checks that read the trace only for events the small log keeps (none reads a
-  // message or a line event but conservation, which reads the streamed pass).
-  static constexpr std::array<std::string_view, 8> kStreamed{"converges", "no_escalation", "escalates", "availability",
-                                                             "alive",     "conservation",  "drained",   "restarts"};
+  // message or a line event but conservation, which reads the streamed pass). The tree checks
+  // read spawns, shutdown signals and the supervisors' and services' own events, and name the
+  // event they judge by as their witness. Not `model` (it replays every event against the
+  // model) nor the leader checks (they name as witness the first event at times they compute,
+  // such as a lease's end, where the whole trace may hold only messages).
+  static constexpr std::array<std::string_view, 11> kStreamed{
+      "converges",    "no_escalation", "escalates", "availability",   "alive",
+      "conservation", "drained",       "restarts",  "clean_shutdown", "never_gives_up",
+      "intensity_headroom"};
   const std::vector<CheckDecl> checks = effective_checks(s);
   return std::all_of(checks.begin(), checks.end(), [](const CheckDecl& c) {
     return std::find(kStreamed.begin(), kStreamed.end(), c.name) != kStreamed.end();

@@ -58,6 +58,9 @@ void same_reports(const Scenario& s, const std::string& name) {
 
 Scenario catalogue(const std::string& name) { return load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/" + name); }
 
+/// A file under scenarios/ (`bugs/x.yaml`, `studies/y.yaml`).
+Scenario scenario_file(const std::string& path) { return load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/" + path); }
+
 void same_reports(const std::string& name) { same_reports(catalogue(name), name); }
 
 /// How many message flows trace.perfetto.json of the kept run `s` draws.
@@ -107,4 +110,19 @@ TEST_CASE("stream: a network that duplicates messages draws a flow per copy in t
   s.default_link.duplicate = Ratio{1, 2};
   CHECK(flows_drawn(s) > plain);
   same_reports(s, "partition.yaml");
+}
+
+TEST_CASE("stream: files with the tree checks stream - their verdicts and witnesses are the kept run's", "[stream]") {
+  // clean_shutdown, never_gives_up and intensity_headroom read only what the small log keeps;
+  // the bugs fail them, so a witness is named too.
+  for (const char* path : {"catalog/lifecycle_backoff.yaml", "bugs/shutdown_timeout_too_short.yaml", "bugs/supervisor_finite_shutdown.yaml",
+                           "bugs/restart_intensity_default.yaml", "bugs/lifecycle_max_attempts_too_low.yaml",
+                           "studies/flapping_dependency.yaml"}) {
+    INFO(path);
+    same_reports(scenario_file(path), path);
+  }
+}
+
+TEST_CASE("stream: the leader checks keep the whole trace", "[stream]") {
+  CHECK_FALSE(RunStream::can_stream(catalogue("leader_election.yaml"), Registry::builtin()));
 }
