@@ -131,6 +131,12 @@ class SeqSet {
 
 /// The pass over the trace; `out` collects as it goes.
 class ConservationStream::Checker {
+  /// A process's buffer (line_buffered).
+  struct Held {
+    static constexpr std::size_t kCompactMin = 4096;
+    std::vector<std::int64_t> seqs;  // the lines it buffered, in order (the retired ones let go now and then)
+    std::size_t compact_at = kCompactMin;
+  };
  public:
   explicit Checker(Conservation& out) : out_(out) {}
 
@@ -224,14 +230,27 @@ class ConservationStream::Checker {
   void hold(Pid pid, LineState& s) {
     release(s);
     s.holder = pid;
-    held_[pid].push_back(s.seq);
+    Held& h = held_[pid];
+    h.seqs.push_back(s.seq);
+    if (h.seqs.size() >= h.compact_at) compact(h);
+  }
+
+  /// Lets go of the retired lines in a buffer's list, so a sink that lives through the run does
+  /// not keep every line it ever buffered: at its exit a retired line is skipped anyway (it is
+  /// neither buffered nor held). Done each time the list doubles, so it costs O(1) a line.
+  /// A retired line buffered again by the same process (a line already accounted for: the
+  /// check fails on it) is then listed at its later place, not its first, if that process
+  /// ends with it and the first place was let go.
+  void compact(Held& h) {
+    std::erase_if(h.seqs, [this](std::int64_t seq) { return peek(seq) == nullptr; });
+    h.compact_at = std::max(Held::kCompactMin, 2 * h.seqs.size());
   }
 
   /// `pid` ended: what its buffer still held is lost there.
   void on_exit(Pid pid) {
     auto it = held_.find(pid);
     if (it == held_.end()) return;
-    for (const std::int64_t seq : it->second) {
+    for (const std::int64_t seq : it->second.seqs) {
       const LineState* s = peek(seq);
       if (s != nullptr && s->holder == pid) lose(seq, "sink_buffer");
     }
@@ -305,7 +324,7 @@ class ConservationStream::Checker {
   std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries
   std::map<std::uint64_t, std::int64_t> carrier_; // message id -> the line it carries
   std::map<Pid, Atom> node_;
-  std::map<Pid, std::vector<std::int64_t>> held_; // process -> the lines it buffered, in order
+  std::map<Pid, Held> held_;                      // process -> its buffer's lines
 };
 
 namespace {

@@ -224,3 +224,31 @@ TEST_CASE("conservation: a line stored and then lost with a buffer is accounted 
   CHECK(!c.ok);
   CHECK(c.duplicated.seqs == std::vector<std::int64_t>{1});
 }
+
+TEST_CASE("conservation: a sink that buffers and stores many lines loses at its end only what its buffer still held - in the order it took them", "[conservation][buffer]") {
+  // Past 4,096 lines the sink's list lets go of the lines it stored (retired): what it still
+  // holds at its end, and a line it passed on and took back, keep their first places.
+  Simulation sim;
+  constexpr std::int64_t kLines = 10'000;
+  for (std::int64_t seq = 0; seq < kLines + 3; ++seq) sim.emit(line::kEmitted, {{line::kSeq, seq}});
+  const Pid sink = sim.spawn([](Context& ctx) {
+    ctx.emit(line::kBuffered, {{line::kSeq, kLines + 2}});
+    ctx.emit(line::kSent, {{line::kSeq, kLines + 2}});  // passed on: held by nobody, not accounted
+    for (std::int64_t seq = 0; seq < kLines; ++seq) {
+      ctx.emit(line::kBuffered, {{line::kSeq, seq}});
+      if (seq % 100 == 99)
+        for (std::int64_t s = seq - 99; s <= seq; ++s) ctx.emit(line::kStored, {{line::kSeq, s}});
+    }
+    for (const std::int64_t seq : {kLines + 1, kLines, kLines + 2}) ctx.emit(line::kBuffered, {{line::kSeq, seq}});
+    ctx.sleep(10_s);
+  });
+  sim.run_until(Time{} + 1_s);
+  sim.exit(sink, Reason::kill());
+  const Conservation c = check_conservation(sim.trace().events());
+  INFO(describe(c));
+  CHECK(c.ok);
+  CHECK(c.stored.count == kLines);
+  REQUIRE(c.lost.count("sink_buffer") == 1);
+  CHECK(c.lost.at("sink_buffer").seqs == std::vector<std::int64_t>{kLines + 2, kLines + 1, kLines});
+  CHECK(c.lost_count() == 3);
+}

@@ -37,7 +37,14 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move
   }
   remove_stale_temporaries(path_);
   tmp_ = path_.string() + ".tmp." + std::to_string(getpid());
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+#ifdef O_TMPFILE
+  // A file with no name until commit() links it: a writer killed before that leaves nothing.
+  const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  unnamed_ = fd_ >= 0;
+#endif
+  // Where the file system has no O_TMPFILE: the named temporary, removed by the next writer.
+  if (fd_ < 0) fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
   buf_.reserve(kChunkBytes + kChunkBytes / 4);
 }
@@ -86,6 +93,7 @@ std::string AtomicFileWriter::commit() { return commit(path_); }
 std::string AtomicFileWriter::commit(const std::filesystem::path& into) {
   flush();
   if (error_.empty() && ::fsync(fd_) != 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
+  if (error_.empty() && unnamed_) link_temporary();
   if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty())
     error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
   fd_ = -1;
@@ -95,6 +103,17 @@ std::string AtomicFileWriter::commit(const std::filesystem::path& into) {
   if (ec) return error_ = "cannot rename into " + into.string() + ": " + ec.message();
   committed_ = true;
   return {};
+}
+
+void AtomicFileWriter::link_temporary() {
+  // The unnamed file gets the temporary's name, then is renamed into place as a named one is.
+  std::error_code ec;
+  std::filesystem::remove(tmp_, ec);
+  const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+  if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp_.c_str(), AT_SYMLINK_FOLLOW) == 0) return;
+  const int err = errno;
+  if (::linkat(fd_, "", AT_FDCWD, tmp_.c_str(), AT_EMPTY_PATH) == 0) return;  // no /proc: needs CAP_DAC_READ_SEARCH
+  error_ = "cannot write " + tmp_.string() + ": " + std::strerror(err);
 }
 
 std::string write_file_atomically(const std::filesystem::path& path, std::string_view content) {

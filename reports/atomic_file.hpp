@@ -13,7 +13,10 @@ namespace lic::reports {
 /// A file written atomically piece by piece, never held whole in memory: text appended to
 /// buffer() goes out to `<path>.tmp.<pid>` in chunks (flush_if_full()), and commit() writes the
 /// rest, syncs and renames it into place. Destroyed without a successful commit(), it removes
-/// the temporary.
+/// the temporary. Where the file system has O_TMPFILE (Linux: ext4, xfs, btrfs, tmpfs) the
+/// temporary has no name until commit() links it as `<path>.tmp.<pid>` just before the rename,
+/// so a writer killed by a signal (a long streamed run's trace.jsonl) leaves nothing behind;
+/// elsewhere the named temporary is removed by the next writer of that path.
 class AtomicFileWriter {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
@@ -46,6 +49,7 @@ class AtomicFileWriter {
  private:
   void flush();
   void write_out(std::string_view bytes);
+  void link_temporary();
 
   std::filesystem::path path_;
   std::filesystem::path tmp_;
@@ -53,6 +57,7 @@ class AtomicFileWriter {
   std::string error_;
   int fd_ = -1;
   bool committed_ = false;
+  bool unnamed_ = false;  ///< opened with O_TMPFILE: no name until commit()
   std::uint64_t bytes_ = 0;
   std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
 };

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -93,9 +95,12 @@ struct Holder {
 };
 
 /// Every line's last holder, by seq: a vector for the usual small non-negative seqs counted up
-/// from 0, a map for the others. The vector grows only by doubling what it holds (at least
-/// kStep), so one far seq (60,000,000 from a user's behaviour) goes to the map instead of
-/// allocating hundreds of megabytes.
+/// from 0, runs of consecutive seqs with one holder for the others. The vector grows only by
+/// doubling what it holds (at least kStep), so one far seq (60,000,000 from a user's behaviour)
+/// goes to the runs instead of allocating hundreds of megabytes. The far seqs (the built-in
+/// pipeline's readers count from 10^9 x their pid) are kept as runs because most lines of a
+/// reader end with the same holder (the stage that handed them to the sink): the index then
+/// grows with the lines that ended elsewhere, not with every line, and every holder is kept.
 class Holders {
  public:
   void set(std::int64_t seq, const Holder& h) {
@@ -105,27 +110,77 @@ class Holders {
     } else if (seq >= 0 && seq < kDense && i < std::max(dense_.size() * 2, kStep)) {
       const auto old = static_cast<std::int64_t>(dense_.size());
       dense_.resize(std::max(i + 1, dense_.size() * 2));
-      // What the map held in the range the vector now covers moves into it.
-      for (auto it = sparse_.lower_bound(old); it != sparse_.end() && it->first < static_cast<std::int64_t>(dense_.size());) {
-        dense_[static_cast<std::size_t>(it->first)] = it->second;
-        it = sparse_.erase(it);
-      }
+      // What the runs held in the range the vector now covers moves into it.
+      move_into_dense(old, static_cast<std::int64_t>(dense_.size()));
       dense_[i] = h;
     } else {
-      sparse_[seq] = h;
+      set_far(seq, h);
     }
   }
   Holder get(std::int64_t seq) const {
     if (seq >= 0 && static_cast<std::size_t>(seq) < dense_.size()) return dense_[static_cast<std::size_t>(seq)];
-    const auto it = sparse_.find(seq);
-    return it == sparse_.end() ? Holder{} : it->second;
+    const auto it = run_of(seq);
+    return it == runs_.end() ? Holder{} : it->second.holder;
   }
 
  private:
+  struct Run {
+    std::int64_t last;
+    Holder holder;
+  };
+  using Runs = std::map<std::int64_t, Run>;  // first seq -> the run; disjoint
   static constexpr std::int64_t kDense = std::int64_t{1} << 26;
   static constexpr std::size_t kStep = std::size_t{1} << 16;
+  static constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+  static bool same(const Holder& a, const Holder& b) {
+    return a.known == b.known && a.sent == b.sent && a.where == b.where && a.to == b.to;
+  }
+  Runs::const_iterator run_of(std::int64_t seq) const {
+    auto it = runs_.upper_bound(seq);
+    if (it == runs_.begin()) return runs_.end();
+    --it;
+    return it->second.last >= seq ? it : runs_.end();
+  }
+  /// Cuts `seq` out of the run holding it (if any).
+  void cut(std::int64_t seq) {
+    const auto c = run_of(seq);
+    if (c == runs_.end()) return;
+    const std::int64_t first = c->first;
+    const Run r = c->second;
+    runs_.erase(c);
+    if (first < seq) runs_.emplace(first, Run{seq - 1, r.holder});
+    if (seq < r.last) runs_.emplace(seq + 1, Run{r.last, r.holder});
+  }
+  void set_far(std::int64_t seq, const Holder& h) {
+    if (const auto c = run_of(seq); c != runs_.end() && same(c->second.holder, h)) return;
+    cut(seq);
+    std::int64_t first = seq, last = seq;
+    if (seq != kMax)
+      if (const auto next = runs_.find(seq + 1); next != runs_.end() && same(next->second.holder, h)) {
+        last = next->second.last;
+        runs_.erase(next);
+      }
+    if (seq != kMin)
+      if (const auto prev = run_of(seq - 1); prev != runs_.end() && same(prev->second.holder, h)) first = prev->first;
+    runs_[first] = Run{last, h};
+  }
+  void move_into_dense(std::int64_t from, std::int64_t to) {
+    auto it = runs_.upper_bound(from);
+    if (it != runs_.begin() && std::prev(it)->second.last >= from) --it;
+    while (it != runs_.end() && it->first < to) {
+      const std::int64_t first = it->first;
+      const Run r = it->second;
+      it = runs_.erase(it);
+      for (std::int64_t s = std::max(first, from); s <= std::min(r.last, to - 1); ++s) dense_[static_cast<std::size_t>(s)] = r.holder;
+      if (first < from) runs_.emplace(first, Run{from - 1, r.holder});
+      if (r.last >= to) it = runs_.emplace(to, Run{r.last, r.holder}).first;
+    }
+  }
+
   std::vector<Holder> dense_;
-  std::map<std::int64_t, Holder> sparse_;
+  Runs runs_;
 };
 
 void add_line_losses(const Holders& holders, const properties::Conservation& c, FlowBuilder& b) {

@@ -38,7 +38,10 @@ void MessageFlowStream::on(const TraceEvent& e) {
     if (a->node == b->node) flow(Sent{e.tag, e.time, e.pid}, e.time, e.other);
     else sent_[e.msg] = Sent{e.tag, e.time, e.pid};
   } else if (e.kind == EventKind::deliver) {
-    if (auto s = sent_.find(e.msg); s != sent_.end()) flow(s->second, e.time, e.pid);
+    if (auto s = sent_.find(e.msg); s != sent_.end()) {
+      flow(s->second, e.time, e.pid);
+      if (!duplicates_) sent_.erase(s);  // its only copy landed
+    }
   } else if (e.kind == EventKind::drop) {
     sent_.erase(e.msg);
   }

@@ -39,10 +39,16 @@ struct MessageFlow {
 /// The messages between two processes with lanes, the first kMax of them in trace order: a
 /// remote one from its send to its `deliver` (a duplicate gets a flow per copy), a local one at
 /// its send (it lands in the mailbox at once).
+///
+/// A remote send is kept until a `drop` of it: a copy of it may land later. `duplicates` false
+/// says the run's network never duplicates a message (no `duplicate` in its paths or faults),
+/// so each send has one copy, ending in one `deliver` or one `drop`: the send is then let go at
+/// its `deliver` too, and what is kept no longer grows with the messages that landed.
 class MessageFlowStream {
  public:
   static constexpr std::uint64_t kMax = 50'000;
-  explicit MessageFlowStream(std::function<bool(std::string_view)> is_lane) : is_lane_(std::move(is_lane)) {}
+  explicit MessageFlowStream(std::function<bool(std::string_view)> is_lane, bool duplicates = true)
+      : is_lane_(std::move(is_lane)), duplicates_(duplicates) {}
   void on(const TraceEvent& e);
   const std::vector<MessageFlow>& flows() const { return flows_; }
   std::uint64_t omitted() const { return omitted_; }
@@ -60,8 +66,9 @@ class MessageFlowStream {
   void flow(const Sent& s, Time at, Pid to);
 
   std::function<bool(std::string_view)> is_lane_;
+  bool duplicates_ = true;
   std::vector<Where> where_;               // by process number: a null path has no lane
-  std::map<std::uint64_t, Sent> sent_;     // by message id: remote sends not dropped
+  std::map<std::uint64_t, Sent> sent_;     // by message id: remote sends not dropped (nor delivered, without duplicates)
   std::vector<MessageFlow> flows_;
   std::uint64_t omitted_ = 0;
 };

@@ -1,6 +1,9 @@
 // write_reports: every file, atomically, with tree.svg from Graphviz when `dot` is on PATH, and
 // the same bytes every time.
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -147,6 +150,34 @@ TEST_CASE("rule: a temporary file left by a killed writer is removed at the next
   CHECK(files.count("results.jsonl.tmp.99999999999999999999999") == 1);
   CHECK(files.count("other.jsonl.tmp.999999999") == 1);
   CHECK(files.at("results.jsonl") == "{}\n");
+}
+
+TEST_CASE("rule: a writer killed by a signal before its commit leaves no file where O_TMPFILE works - elsewhere the next writer removes its temporary", "[reports][write]") {
+  const ScratchDir dir("killed-writer");
+  const fs::path path = dir.path() / "trace.jsonl";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // a long streamed run's trace: chunks already written out, then SIGKILL
+    AtomicFileWriter w(path);
+    for (int i = 0; i < 3 && w.error().empty(); ++i) w.write(std::string(AtomicFileWriter::kChunkBytes, 'x'));
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(3);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  const int probe = ::open(dir.path().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  const bool unnamed = probe >= 0;
+  if (unnamed) ::close(probe);
+  const auto left = files_in(dir.path());
+  if (unnamed) {
+    CHECK(left.empty());  // its data had no name: the kernel freed it with the process
+  } else {
+    WARN("no O_TMPFILE in " << dir.path() << ": the named temporary is left until the next writer");
+    CHECK(left.count("trace.jsonl.tmp." + std::to_string(child)) == 1);
+  }
+  REQUIRE(write_file_atomically(path, "{}\n").empty());
+  CHECK(files_in(dir.path()) == std::map<std::string, std::string>{{"trace.jsonl", "{}\n"}});
 }
 
 TEST_CASE("rule: a staging folder left by a killed run is removed, one of a live process is not", "[reports][write]") {

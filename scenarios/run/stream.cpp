@@ -29,14 +29,28 @@ TraceEvent without_fields(const TraceEvent& e) {
   return c;
 }
 
+/// Whether the run's network may deliver a message twice: a path or a fault that duplicates.
+bool may_duplicate(const Scenario& s) {
+  const auto duplicates = [](const LinkParams& p) { return p.duplicate.num != 0; };
+  return duplicates(s.default_link) ||
+         std::any_of(s.links.begin(), s.links.end(), [&](const LinkDecl& l) { return duplicates(l.params); }) ||
+         std::any_of(s.faults.begin(), s.faults.end(), [](const faults::Fault& f) { return f.kind == faults::Kind::duplicate; });
+}
+
 }  // namespace
 
 bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
   if (&registry != &Registry::builtin()) return false;
   // The built-in checks that read the trace only for events the small log keeps (none reads a
-  // message or a line event but conservation, which reads the streamed pass).
-  static constexpr std::array<std::string_view, 8> kStreamed{"converges", "no_escalation", "escalates", "availability",
-                                                             "alive",     "conservation",  "drained",   "restarts"};
+  // message or a line event but conservation, which reads the streamed pass). The tree checks
+  // read spawns, shutdown signals and the supervisors' and services' own events, and name the
+  // event they judge by as their witness. Not `model` (it replays every event against the
+  // model) nor the leader checks (they name as witness the first event at times they compute,
+  // such as a lease's end, where the whole trace may hold only messages).
+  static constexpr std::array<std::string_view, 11> kStreamed{
+      "converges",    "no_escalation", "escalates", "availability",   "alive",
+      "conservation", "drained",       "restarts",  "clean_shutdown", "never_gives_up",
+      "intensity_headroom"};
   const std::vector<CheckDecl> checks = effective_checks(s);
   return std::all_of(checks.begin(), checks.end(), [](const CheckDecl& c) {
     return std::find(kStreamed.begin(), kStreamed.end(), c.name) != kStreamed.end();
@@ -44,7 +58,8 @@ bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
 }
 
 RunStream::RunStream(const Scenario& s, bool with_reports)
-    : messages_([trees = tree_shapes(s)](std::string_view path) { return reports::is_lane_path(trees, path); }) {
+    : messages_([trees = tree_shapes(s)](std::string_view path) { return reports::is_lane_path(trees, path); },
+                may_duplicate(s)) {
   const std::vector<CheckDecl> checks = effective_checks(s);
   line_flow_wanted_ = with_reports && s.reports.html;
   conserve_ = line_flow_wanted_ || std::any_of(checks.begin(), checks.end(), [](const CheckDecl& c) { return c.name == "conservation"; });

@@ -26,9 +26,7 @@ std::string bytes_of(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void same_reports(const std::string& name) {
-  const std::string file = std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/" + name;
-  const Scenario s = load_valid(file);
+void same_reports(const Scenario& s, const std::string& name) {
   REQUIRE(RunStream::can_stream(s, Registry::builtin()));
   const fs::path root = fs::temp_directory_path() / ("lic-stream-test." + std::to_string(::getpid()));
   fs::remove_all(root);
@@ -58,6 +56,25 @@ void same_reports(const std::string& name) {
   fs::remove_all(root);
 }
 
+Scenario catalogue(const std::string& name) { return load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/catalog/" + name); }
+
+/// A file under scenarios/ (`bugs/x.yaml`, `studies/y.yaml`).
+Scenario scenario_file(const std::string& path) { return load_valid(std::string(LIC_SOURCE_DIR) + "/scenarios/" + path); }
+
+void same_reports(const std::string& name) { same_reports(catalogue(name), name); }
+
+/// How many message flows trace.perfetto.json of the kept run `s` draws.
+std::size_t flows_drawn(const Scenario& s) {
+  const fs::path dir = fs::temp_directory_path() / ("lic-stream-flows." + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  REQUIRE(write_run_reports(s, run(s, RunOptions{}), "f", std::nullopt, "again", dir).empty());
+  const std::string p = bytes_of(dir / "trace.perfetto.json");
+  fs::remove_all(dir);
+  std::size_t n = 0;
+  for (std::size_t at = p.find("\"ph\":\"s\""); at != std::string::npos; at = p.find("\"ph\":\"s\"", at + 1)) ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("stream: every report of a streamed run is byte for byte the kept run's", "[stream]") {
@@ -82,4 +99,30 @@ TEST_CASE("stream: a registry of one's own keeps the whole trace - its checks an
                         m["delivered"] = reports::MetricValue{{n}};
                       }});
   CHECK_FALSE(RunStream::can_stream(s, mine));
+}
+
+TEST_CASE("stream: a network that duplicates messages draws a flow per copy in the streamed run as in the kept one", "[stream]") {
+  // Perfetto's flows let a remote send go at its deliver only when nothing duplicates messages;
+  // here every path does, so each send is kept for its second copy.
+  Scenario s = catalogue("partition.yaml");
+  const std::size_t plain = flows_drawn(s);
+  REQUIRE(plain > 0);
+  s.default_link.duplicate = Ratio{1, 2};
+  CHECK(flows_drawn(s) > plain);
+  same_reports(s, "partition.yaml");
+}
+
+TEST_CASE("stream: files with the tree checks stream - their verdicts and witnesses are the kept run's", "[stream]") {
+  // clean_shutdown, never_gives_up and intensity_headroom read only what the small log keeps;
+  // the bugs fail them, so a witness is named too.
+  for (const char* path : {"catalog/lifecycle_backoff.yaml", "bugs/shutdown_timeout_too_short.yaml", "bugs/supervisor_finite_shutdown.yaml",
+                           "bugs/restart_intensity_default.yaml", "bugs/lifecycle_max_attempts_too_low.yaml",
+                           "studies/flapping_dependency.yaml"}) {
+    INFO(path);
+    same_reports(scenario_file(path), path);
+  }
+}
+
+TEST_CASE("stream: the leader checks keep the whole trace", "[stream]") {
+  CHECK_FALSE(RunStream::can_stream(catalogue("leader_election.yaml"), Registry::builtin()));
 }
