@@ -40,7 +40,10 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move
 #ifdef O_TMPFILE
   // A file with no name until commit() links it: a writer killed before that leaves nothing.
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
-  fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  // Only where /proc is mounted: commit() names it through /proc/self/fd (the other way,
+  // AT_EMPTY_PATH, needs a capability a user rarely has), and a file that cannot be named at
+  // commit is lost, so without /proc the named temporary is the safe choice.
+  if (::access("/proc/self/fd", X_OK) == 0) fd_ = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
   unnamed_ = fd_ >= 0;
 #endif
   // Where the file system has no O_TMPFILE: the named temporary, removed by the next writer.
