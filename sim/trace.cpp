@@ -126,6 +126,11 @@ void Trace::stream(const TraceEvent& e) {
   for (TraceSink* s : sinks_) s->on_event(e);
 }
 
+void Trace::stream_and_keep(const TraceEvent& e) {
+  stream(e);
+  if (mode_ == TraceMode::keep) events_.push_back(e);
+}
+
 void Trace::append(TraceEvent& e, std::vector<TraceField>&& fields) {
   if (mode_ == TraceMode::off) return;
   if (fields.size() > TraceEvent::kMaxFields) {
