@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/chunk_cache.hpp"
 #include "sim/sanitizers.hpp"
 
 namespace lic {
@@ -14,54 +15,30 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 std::size_t round_up(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 
-/// A thread's spare record chunks. A sweep runs thousands of short simulations on each worker
-/// thread, and each one's first record used to fault in a fresh 2 MiB huge page, which the kernel
-/// zeroes whole: 30 % of a sweep of a small file (perf: clear_page_erms under spawn). A chunk
-/// comes back here zeroed over the part its arena used, so it is exactly what a fresh mapping
-/// would be: nothing a run reads can differ.
-thread_local bool cache_gone = false;  // the thread is ending: arenas dying now unmap their chunks
-
-class ChunkCache {
- public:
-  ~ChunkCache() {
-    cache_gone = true;
-    for (void* c : spare_) huge_unmap(c, kHugePage);
-  }
-  void* take() {
-    if (spare_.empty()) return huge_map(kHugePage);
-    void* c = spare_.back();
-    spare_.pop_back();
-    return c;
-  }
-  void give(void* c, std::size_t used) {
-    if (spare_.size() >= kKept) return huge_unmap(c, kHugePage);
-#if LIC_ASAN
-    ASAN_UNPOISON_MEMORY_REGION(c, kHugePage);
-#endif
-    std::memset(c, 0, used);
-    spare_.push_back(c);
-  }
-
- private:
+/// A thread's spare record chunks (sim/chunk_cache.hpp). Each one's first record used to fault in
+/// a fresh 2 MiB huge page, which the kernel zeroes whole: 30 % of a sweep of a small file (perf:
+/// clear_page_erms under spawn). A chunk comes back zeroed over the part its arena used, so it is
+/// exactly what a fresh mapping would be: nothing a run reads can differ.
+struct RecordChunks {
   static constexpr std::size_t kKept = 8;  // 16 MiB per thread at most
-  std::vector<void*> spare_;
+  static void unmap(void* c) { huge_unmap(c, kHugePage); }
 };
-
-/// The thread's cache; nullptr once the thread's thread-locals are being destroyed.
-ChunkCache* chunk_cache() {
-  static thread_local ChunkCache cache;
-  return cache_gone ? nullptr : &cache;
-}
+using RecordChunkCache = ChunkCache<RecordChunks>;
 
 void* take_chunk() {
-  ChunkCache* c = chunk_cache();
-  return c != nullptr ? c->take() : huge_map(kHugePage);
+  RecordChunkCache* c = RecordChunkCache::of_thread();
+  void* chunk = c != nullptr ? c->take() : nullptr;
+  return chunk != nullptr ? chunk : huge_map(kHugePage);
 }
 
 void give_chunk(void* chunk, std::size_t used) {
-  ChunkCache* c = chunk_cache();
-  if (c != nullptr) c->give(chunk, used);
-  else huge_unmap(chunk, kHugePage);
+  RecordChunkCache* c = RecordChunkCache::of_thread();
+  if (c == nullptr || c->full()) return huge_unmap(chunk, kHugePage);
+#if LIC_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(chunk, kHugePage);
+#endif
+  std::memset(chunk, 0, used);
+  c->give(chunk);
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/chunk_cache.hpp"
 #include "sim/rng.hpp"
 
 namespace lic {
@@ -29,44 +30,18 @@ std::uint64_t field_words(std::uint64_t acc, const FieldValue& v) {
   }
 }
 
-/// A thread's spare event chunks, like sim/arena.cpp's record chunks: a sweep runs thousands of
-/// short simulations on each worker thread, and each one's first event would otherwise fault in
-/// fresh pages (on this kind of virtual machine about 2 us a 4 KiB page). A chunk is handed back
-/// as it is: EventLog reads only slots it wrote.
-thread_local bool event_cache_gone = false;  // the thread is ending: logs dying now unmap
-
-class EventChunkCache {
- public:
-  ~EventChunkCache() {
-    event_cache_gone = true;
-    for (void* c : spare_) munmap(c, EventLog::kChunkBytes);
-  }
-  void* take() {
-    if (spare_.empty()) return nullptr;
-    void* c = spare_.back();
-    spare_.pop_back();
-    return c;
-  }
-  bool give(void* c) {
-    if (spare_.size() >= kKept) return false;
-    spare_.push_back(c);
-    return true;
-  }
-
- private:
+/// A thread's spare event chunks (sim/chunk_cache.hpp), like sim/arena.cpp's record chunks. A
+/// chunk is handed back as it is: EventLog reads only slots it wrote.
+struct EventChunks {
   static constexpr std::size_t kKept = 4;  // 10 MiB per thread at most
-  std::vector<void*> spare_;
+  static void unmap(void* c) { munmap(c, EventLog::kChunkBytes); }
 };
-
-EventChunkCache* event_chunk_cache() {
-  static thread_local EventChunkCache cache;
-  return event_cache_gone ? nullptr : &cache;
-}
+using EventChunkCache = ChunkCache<EventChunks>;
 
 }  // namespace
 
 EventLog::~EventLog() {
-  EventChunkCache* cache = event_chunk_cache();
+  EventChunkCache* cache = EventChunkCache::of_thread();
   for (TraceEvent* c : chunks_) {
     if (cache == nullptr || !cache->give(c)) munmap(c, kChunkBytes);
   }
@@ -76,7 +51,7 @@ void EventLog::grow() {
   // First, so a full vector cannot leak the new chunk; doubling, so the pointers are not copied
   // once a chunk.
   if (chunks_.size() == chunks_.capacity()) chunks_.reserve(std::max<std::size_t>(16, 2 * chunks_.capacity()));
-  EventChunkCache* cache = event_chunk_cache();
+  EventChunkCache* cache = EventChunkCache::of_thread();
   void* c = cache != nullptr ? cache->take() : nullptr;
   if (c == nullptr) {
     c = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -149,6 +124,11 @@ std::uint64_t trace_hash::fold_system(std::uint64_t acc, const TraceEvent& e) {
 
 void Trace::stream(const TraceEvent& e) {
   for (TraceSink* s : sinks_) s->on_event(e);
+}
+
+void Trace::stream_and_keep(const TraceEvent& e) {
+  stream(e);
+  if (mode_ == TraceMode::keep) events_.push_back(e);
 }
 
 void Trace::append(TraceEvent& e, std::vector<TraceField>&& fields) {
