@@ -80,15 +80,24 @@ void EventQueue::to_radix() {
   heap_.clear();
 }
 
+void EventQueue::Bucket::grow() {
+  const std::uint32_t more = cap == 0 ? 16 : 2 * cap;
+  std::unique_ptr<Entry[]> bigger(new Entry[more]);
+  std::copy(begin(), end(), bigger.get());
+  data = std::move(bigger);
+  cap = more;
+}
+
 void EventQueue::place(const Entry& e) {
   const auto diff = static_cast<std::uint64_t>(e.time.ns) ^ static_cast<std::uint64_t>(now_.ns);
   const int level = (63 - __builtin_clzll(diff)) / 8;
   const int digit = static_cast<int>((static_cast<std::uint64_t>(e.time.ns) >> (8 * level)) & 0xff);
-  buckets_[level][digit].push_back(e);
-  occupied_[level][digit / 64] |= std::uint64_t{1} << (digit % 64);
-  if (buckets_[level][digit].size() == 1) {
+  Bucket& b = buckets_[level][digit];
+  if (b.size == 0) {
+    occupied_[level][digit / 64] |= std::uint64_t{1} << (digit % 64);
     if (level_buckets_[level]++ == 0) levels_ |= 1U << level;
   }
+  b.append(e);
   ++future_;
 }
 
@@ -111,9 +120,10 @@ std::size_t EventQueue::upcoming(Item* out, std::size_t n) const {
   if (policy_ == TieBreak::fifo) {
     for (std::size_t i = now_head_; i < now_q_.size() && k < n; ++i) out[k++] = now_q_[i].item;
   }
-  // Level 0 holds single instants, all after the current one, in digit order.
+  // Level 0 holds single instants, all after the current one (above its low byte), in digit
+  // order.
   if ((levels_ & 1U) == 0) return k;
-  for (int w = 0; w < kDigits / 64 && k < n; ++w) {
+  for (int w = static_cast<int>(now_.ns & 0xff) / 64; w < kDigits / 64 && k < n; ++w) {
     for (std::uint64_t bits = occupied_[0][w]; bits != 0 && k < n; bits &= bits - 1) {
       for (const Entry& e : buckets_[0][w * 64 + __builtin_ctzll(bits)]) {
         if (k == n) break;
@@ -146,24 +156,29 @@ bool EventQueue::now_pop(Entry& out) {
 }
 
 void EventQueue::clear_bucket(int level, int digit) {
-  buckets_[level][digit].clear();  // keeps its capacity for the next batch
+  buckets_[level][digit].size = 0;  // keeps its room for the next batch
   occupied_[level][digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
   if (--level_buckets_[level] == 0) levels_ &= ~(1U << level);
 }
 
 void EventQueue::advance(int level, int digit, std::int64_t m) {
   now_ = Time{m};
-  std::vector<Entry>& b = buckets_[level][digit];
-  future_ -= b.size();
-  // Every event of this bucket agrees with m on the bytes from `level` up, so each lands either
-  // in the current instant or in a lower level (never this bucket): buckets above stay valid.
-  for (const Entry& e : b) {
-    if (e.time.ns == m) {
-      now_q_.push_back(e);
-    } else if (e.time.ns < m) {
-      cancelled_.erase(e.seq);  // earlier than the earliest live one: a cancelled event
-    } else {
-      place(e);
+  Bucket& b = buckets_[level][digit];
+  future_ -= b.size;
+  if (level == 0) {
+    now_q_.assign(b.begin(), b.end());  // a level-0 bucket is one instant: all of it is now
+  } else {
+    // Every event of this bucket agrees with m on the bytes from `level` up, so each lands
+    // either in the current instant or in a lower level (never this bucket): buckets above
+    // stay valid.
+    for (const Entry& e : b) {
+      if (e.time.ns == m) {
+        now_q_.push_back(e);
+      } else if (e.time.ns < m) {
+        cancelled_.erase(e.seq);  // earlier than the earliest live one: a cancelled event
+      } else {
+        place(e);
+      }
     }
   }
   clear_bucket(level, digit);
@@ -225,18 +240,36 @@ bool EventQueue::pop_until(Time deadline, Entry& out) {
     int digit = 0;
     if (!lowest(level, digit)) return false;
     // The earliest live time in the bucket: cancelled events never move the clock (the
-    // simulation's clock would be left behind it).
+    // simulation's clock would be left behind it). A level-0 bucket is one instant.
+    Bucket& b = buckets_[level][digit];
     std::int64_t m = INT64_MAX;
-    for (const Entry& e : buckets_[level][digit]) {
-      if (cancelled_.empty() || cancelled_.count(e.seq) == 0) m = std::min(m, e.time.ns);
+    if (cancelled_.empty()) {
+      if (level == 0) {
+        m = b.data[0].time.ns;
+      } else {
+        for (const Entry& e : b) m = std::min(m, e.time.ns);
+      }
+    } else {
+      for (const Entry& e : b) {
+        if (cancelled_.count(e.seq) == 0) m = std::min(m, e.time.ns);
+      }
     }
     if (m == INT64_MAX) {  // only cancelled events here
-      for (const Entry& e : buckets_[level][digit]) cancelled_.erase(e.seq);
-      future_ -= buckets_[level][digit].size();
+      for (const Entry& e : b) cancelled_.erase(e.seq);
+      future_ -= b.size;
       clear_bucket(level, digit);
       continue;
     }
     if (Time{m} > deadline) return false;
+    if (level == 0 && b.size == 1) {
+      // The next instant holds one event (the common case at a million timers): hand it out
+      // without passing it through now_q_. It is live: m was taken from live events.
+      now_ = Time{m};
+      out = b.data[0];
+      --future_;
+      clear_bucket(0, digit);
+      return true;
+    }
     advance(level, digit, m);
   }
 }
@@ -263,7 +296,7 @@ Time EventQueue::next_time() {
     int digit = 0;
     if (!lowest(level, digit)) return Time::max();
     // The earliest live time, without moving the clock: a caller may still push events before it.
-    std::vector<Entry>& b = buckets_[level][digit];
+    const Bucket& b = buckets_[level][digit];
     std::int64_t m = INT64_MAX;
     for (const Entry& e : b) {
       if (!cancelled_.empty() && cancelled_.count(e.seq) != 0) continue;
@@ -274,7 +307,7 @@ Time EventQueue::next_time() {
       return Time{m};
     }
     for (const Entry& e : b) cancelled_.erase(e.seq);  // a bucket of cancelled events only
-    future_ -= b.size();
+    future_ -= b.size;
     clear_bucket(level, digit);
   }
 }
