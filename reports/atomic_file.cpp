@@ -66,7 +66,8 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, bool behind) : pa
   // Where the file system has no O_TMPFILE: the named temporary, removed by the next writer.
   if (fd_ < 0) fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
-  buf_.reserve(kChunkBytes + kChunkBytes / 4);
+  if (behind && fd_ >= 0) chunk_ = kBehindChunkBytes;
+  buf_.reserve(chunk_ + chunk_ / 4);
   if (behind && fd_ >= 0) {
     const int flags = ::fcntl(fd_, F_GETFL);
     if (flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0) {
@@ -194,7 +195,7 @@ void AtomicFileWriter::hand_over() {
     }
   }
   b.changed.notify_all();
-  if (next.capacity() == 0) next.reserve(kChunkBytes + kChunkBytes / 4);
+  if (next.capacity() == 0) next.reserve(chunk_ + chunk_ / 4);
   buf_ = std::move(next);
 }
 

@@ -30,7 +30,8 @@ namespace lic::reports {
 class AtomicFileWriter {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
-  static constexpr std::size_t kQueued = 3;
+  static constexpr std::size_t kBehindChunkBytes = std::size_t{128} << 10;  // stays in a core's cache
+  static constexpr std::size_t kQueued = 16;
   static constexpr std::size_t kStageBytes = std::size_t{4} << 20;  // one write around the cache
   static constexpr std::size_t kBlock = 4096;                        // its alignment
 
@@ -45,7 +46,7 @@ class AtomicFileWriter {
   /// Where the next bytes go; call flush_if_full() after appending.
   std::string& buffer() { return buf_; }
   void flush_if_full() {
-    if (buf_.size() >= kChunkBytes) flush();
+    if (buf_.size() >= chunk_) flush();
   }
   /// Appends `text` (written straight through when it is larger than a chunk).
   void write(std::string_view text);
@@ -73,6 +74,7 @@ class AtomicFileWriter {
   std::filesystem::path path_;
   std::filesystem::path tmp_;
   std::string buf_;
+  std::size_t chunk_ = kChunkBytes;  // kBehindChunkBytes when written behind
   std::string error_;
   int fd_ = -1;
   bool committed_ = false;
