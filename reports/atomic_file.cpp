@@ -4,10 +4,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace lic::reports {
 
@@ -27,7 +34,17 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
   }
 }
 
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+/// The chunks waiting for the writing thread, and the emptied ones it hands back for reuse.
+struct AtomicFileWriter::Behind {
+  std::mutex mutex;
+  std::condition_variable changed;  // a chunk queued or taken, or the end
+  std::deque<std::string> queue;
+  std::vector<std::string> spare;
+  bool done = false;
+  std::thread thread;
+};
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, bool behind) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
@@ -49,10 +66,22 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move
   // Where the file system has no O_TMPFILE: the named temporary, removed by the next writer.
   if (fd_ < 0) fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
-  buf_.reserve(kChunkBytes + kChunkBytes / 4);
+  if (behind && fd_ >= 0) chunk_ = kBehindChunkBytes;
+  buf_.reserve(chunk_ + chunk_ / 4);
+  if (behind && fd_ >= 0) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0) {
+      stage_.reset(static_cast<char*>(std::aligned_alloc(kBlock, kStageBytes)));
+      direct_ = stage_ != nullptr;
+      if (!direct_) ::fcntl(fd_, F_SETFL, flags);
+    }
+    behind_ = std::make_unique<Behind>();
+    behind_->thread = std::thread([this] { write_behind(); });
+  }
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
+  stop_behind();
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) {
     std::error_code ec;
@@ -60,11 +89,68 @@ AtomicFileWriter::~AtomicFileWriter() {
   }
 }
 
+void AtomicFileWriter::FreeStage::operator()(char* p) const { std::free(p); }
+
+namespace {
+
+constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+
+/// FNV-1a over `bytes`, copied to `to` on the way: the hash waits on its multiply byte by byte,
+/// and the copy goes in its shadow instead of a second pass over the chunk.
+std::uint64_t fnv1a_copy(std::uint64_t h, std::string_view bytes, char* to) {
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    to[i] = c;
+    h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  }
+  return h;
+}
+
+}  // namespace
+
 void AtomicFileWriter::write_out(std::string_view bytes) {
-  std::uint64_t h = fnv_;
-  for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  fnv_ = h;
   bytes_ += bytes.size();
+  while (!bytes.empty()) {
+    if (!direct_) {  // from the start, or since a write was refused
+      std::uint64_t h = fnv_;
+      for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+      fnv_ = h;
+      return write_all(bytes);
+    }
+    const std::size_t n = std::min(bytes.size(), kStageBytes - staged_);
+    fnv_ = fnv1a_copy(fnv_, bytes.substr(0, n), stage_.get() + staged_);
+    staged_ += n;
+    bytes.remove_prefix(n);
+    if (staged_ == kStageBytes) write_staged(false);
+  }
+}
+
+void AtomicFileWriter::write_staged(bool last) {
+  std::size_t done = 0;
+  const std::size_t whole = staged_ & ~(kBlock - 1);
+  if (direct_ && whole > 0 && error_.empty()) {
+    ssize_t n = 0;
+    do n = ::write(fd_, stage_.get(), whole);
+    while (n < 0 && errno == EINTR);
+    done = n > 0 ? static_cast<std::size_t>(n) : 0;
+    // Refused or short (a file system that takes O_DIRECT only in part, a full disk): the rest
+    // goes through the page cache, which reports a real failure with its own error as before.
+    if (done != whole) last = true;
+  }
+  if (last && direct_) {
+    direct_ = false;
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+  }
+  if (!direct_) {
+    write_all(std::string_view(stage_.get() + done, staged_ - done));
+    done = staged_;
+  }
+  std::memmove(stage_.get(), stage_.get() + done, staged_ - done);
+  staged_ -= done;
+}
+
+void AtomicFileWriter::write_all(std::string_view bytes) {
   while (error_.empty() && !bytes.empty()) {
     const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
@@ -76,12 +162,68 @@ void AtomicFileWriter::write_out(std::string_view bytes) {
   }
 }
 
+void AtomicFileWriter::write_behind() {
+  Behind& b = *behind_;
+  while (true) {
+    std::string chunk;
+    {
+      std::unique_lock lock(b.mutex);
+      b.changed.wait(lock, [&b] { return !b.queue.empty() || b.done; });
+      if (b.queue.empty()) break;  // done, and every chunk handed over
+      chunk = std::move(b.queue.front());
+      b.queue.pop_front();
+    }
+    b.changed.notify_all();
+    write_out(chunk);  // fnv_, bytes_ and error_ are this thread's until stop_behind() joins it
+    chunk.clear();
+    std::lock_guard lock(b.mutex);
+    b.spare.push_back(std::move(chunk));
+  }
+  if (stage_) write_staged(true);  // the last partial block, through the cache
+}
+
+void AtomicFileWriter::hand_over() {
+  Behind& b = *behind_;
+  std::string next;
+  {
+    std::unique_lock lock(b.mutex);
+    b.changed.wait(lock, [&b] { return b.queue.size() < kQueued; });
+    b.queue.push_back(std::move(buf_));
+    if (!b.spare.empty()) {
+      next = std::move(b.spare.back());
+      b.spare.pop_back();
+    }
+  }
+  b.changed.notify_all();
+  if (next.capacity() == 0) next.reserve(chunk_ + chunk_ / 4);
+  buf_ = std::move(next);
+}
+
+void AtomicFileWriter::stop_behind() {
+  if (!behind_ || !behind_->thread.joinable()) return;
+  {
+    std::lock_guard lock(behind_->mutex);
+    behind_->done = true;
+  }
+  behind_->changed.notify_all();
+  behind_->thread.join();
+}
+
 void AtomicFileWriter::flush() {
+  if (behind_ && behind_->thread.joinable()) {
+    if (!buf_.empty()) hand_over();
+    return;
+  }
   write_out(buf_);
   buf_.clear();
 }
 
 void AtomicFileWriter::write(std::string_view text) {
+  if (behind_ && behind_->thread.joinable()) {  // every byte goes through the queue, in order
+    buf_ += text;
+    flush_if_full();
+    return;
+  }
   if (text.size() >= kChunkBytes) {
     flush();
     write_out(text);
@@ -95,6 +237,7 @@ std::string AtomicFileWriter::commit() { return commit(path_); }
 
 std::string AtomicFileWriter::commit(const std::filesystem::path& into) {
   flush();
+  stop_behind();  // every chunk written: fnv_, bytes_ and error_ are final
   if (error_.empty() && ::fsync(fd_) != 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
   if (error_.empty() && unnamed_) link_temporary();
   if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty())

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -17,12 +18,25 @@ namespace lic::reports {
 /// temporary has no name until commit() links it as `<path>.tmp.<pid>` just before the rename,
 /// so a writer killed by a signal (a long streamed run's trace.jsonl) leaves nothing behind;
 /// elsewhere the named temporary is removed by the next writer of that path.
+///
+/// Written behind (`behind`): a second thread hashes and writes each full chunk while the caller
+/// fills the next (at most kQueued chunks wait; the caller blocks beyond that). The bytes, their
+/// order and their hash are the same; only the caller's thread fills chunks, so nothing in the
+/// file depends on timing. A failed write is still reported by commit(); error() tells it only
+/// before the first chunk goes out and after commit(). Where the file system allows it, that
+/// thread writes around the page cache (O_DIRECT, kStageBytes at a time, the last partial block
+/// through the cache): copying gigabytes of trace into the page cache cost more CPU than making
+/// them; anything refused goes through the cache as before, and reports its error as before.
 class AtomicFileWriter {
  public:
   static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kBehindChunkBytes = std::size_t{128} << 10;  // stays in a core's cache
+  static constexpr std::size_t kQueued = 16;
+  static constexpr std::size_t kStageBytes = std::size_t{4} << 20;  // one write around the cache
+  static constexpr std::size_t kBlock = 4096;                        // its alignment
 
   /// Creates parent directories and opens the temporary (after removing a killed writer's).
-  explicit AtomicFileWriter(std::filesystem::path path);
+  explicit AtomicFileWriter(std::filesystem::path path, bool behind = false);
   AtomicFileWriter(const AtomicFileWriter&) = delete;
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
   ~AtomicFileWriter();
@@ -32,7 +46,7 @@ class AtomicFileWriter {
   /// Where the next bytes go; call flush_if_full() after appending.
   std::string& buffer() { return buf_; }
   void flush_if_full() {
-    if (buf_.size() >= kChunkBytes) flush();
+    if (buf_.size() >= chunk_) flush();
   }
   /// Appends `text` (written straight through when it is larger than a chunk).
   void write(std::string_view text);
@@ -47,19 +61,33 @@ class AtomicFileWriter {
   std::uint64_t fnv1a64() const { return fnv_; }
 
  private:
+  struct Behind;
   void flush();
   void write_out(std::string_view bytes);
   void link_temporary();
+  void write_all(std::string_view bytes);
+  void write_staged(bool last);
+  void hand_over();
+  void write_behind();
+  void stop_behind();
 
   std::filesystem::path path_;
   std::filesystem::path tmp_;
   std::string buf_;
+  std::size_t chunk_ = kChunkBytes;  // kBehindChunkBytes when written behind
   std::string error_;
   int fd_ = -1;
   bool committed_ = false;
   bool unnamed_ = false;  ///< opened with O_TMPFILE: no name until commit()
   std::uint64_t bytes_ = 0;
   std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
+  std::unique_ptr<Behind> behind_;  // the writing thread and its queue, when written behind
+  struct FreeStage {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, FreeStage> stage_;  // aligned, for O_DIRECT (the writing thread's)
+  std::size_t staged_ = 0;
+  bool direct_ = false;
 };
 
 /// Writes `content` to `path` atomically; creates parent directories. A `<path>.tmp.<pid>` left

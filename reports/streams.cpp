@@ -60,7 +60,7 @@ void MessageFlowStream::flow(const Sent& s, Time at, Pid to) {
 }
 
 TraceFileStream::TraceFileStream(const std::filesystem::path& path, const std::string& header)
-    : w_(std::make_unique<AtomicFileWriter>(path)) {
+    : w_(std::make_unique<AtomicFileWriter>(path, true)) {
   if (!header.empty()) {  // how to run it again (replay)
     w_->buffer() += header;
     w_->buffer() += '\n';

@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace lic::reports {
 namespace {
@@ -197,11 +201,174 @@ std::string event_json_reference(const TraceEvent& e) {
 
 std::string format_event_json_reference(const TraceEvent& e) { return event_json_reference(e); }
 
+namespace {
+
+/// No byte a JSON string must escape nor one past ASCII: a branch-free test the compiler
+/// vectorises.
+bool plain(std::string_view s) {
+  unsigned odd = 0;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    odd |= static_cast<unsigned>(u < 0x20) | static_cast<unsigned>(u == '"') | static_cast<unsigned>(u == '\\') |
+           static_cast<unsigned>(u >= 0x80);
+  }
+  return odd == 0;
+}
+
+/// plain() of an atom's text, remembered by atom index (an atom's text never changes): each
+/// thread its own, so nothing is shared.
+bool plain(Atom a) {
+  thread_local std::vector<std::uint8_t> known;  // 0 not yet seen, 1 plain, 2 not
+  const std::uint32_t i = a.index();
+  if (i >= known.size()) known.resize(std::max<std::size_t>(i + 1, 2 * known.size()), 0);
+  if (known[i] == 0) known[i] = plain(a.text()) ? 1 : 2;
+  return known[i] == 1;
+}
+
+/// Writes into room made beforehand (no capacity check, no call a piece).
+struct Cursor {
+  char* p;
+  template <std::size_t N>
+  void lit(const char (&text)[N]) {
+    std::memcpy(p, text, N - 1);
+    p += N - 1;
+  }
+  void ch(char c) { *p++ = c; }
+  void str(std::string_view s) {  // plain text only
+    *p++ = '"';
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+    *p++ = '"';
+  }
+  template <class Int>
+  void num(Int v) {
+    const fmt::format_int digits(v);
+    std::memcpy(p, digits.data(), digits.size());
+    p += digits.size();
+  }
+};
+
+constexpr std::size_t kIntRoom = 24;  // a 64-bit integer's digits and sign, and then some
+
+/// Room a field needs, or 0 when its text is not plain.
+std::size_t field_room(const TraceField& f) {
+  if (!plain(f.key)) return 0;
+  std::size_t room = f.key.text().size() + 4 + kIntRoom;
+  if (const Atom* a = std::get_if<Atom>(&f.value)) {
+    if (!plain(*a)) return 0;
+    room += a->text().size();
+  } else if (const std::string* t = std::get_if<std::string>(&f.value)) {
+    if (!plain(*t)) return 0;
+    room += t->size();
+  }
+  return room;
+}
+
+void put_field_value(Cursor& c, const FieldValue& v) {
+  switch (v.index()) {
+    case 0: return c.num(std::get<std::int64_t>(v));
+    case 1: return c.str(std::get<Atom>(v).text());
+    case 2: return c.num(std::get<Pid>(v).id);
+    case 3: return c.num(std::get<Duration>(v).ns);
+    default: return c.str(std::get<std::string>(v));
+  }
+}
+
+/// append_event_json for an event whose text is all plain (nearly every one): room for the
+/// longest rendering is made once, then written with plain stores. False, with `out` as it
+/// was, for an event with text to escape.
+bool append_plain_event_json(std::string& out, const TraceEvent& e) {
+  const bool system = e.kind == EventKind::system;
+  const bool reason = has_reason(e.kind), chan = is_chan(e.kind);
+  if ((system && !plain(e.name)) || !plain(e.node) || !plain(e.label.name) || !plain(e.tag)) return false;
+  if (chan && !plain(e.reason.detail)) return false;
+  const std::string why = reason ? to_string(e.reason) : std::string();
+  if (!plain(why)) return false;
+  const std::string_view kind = system ? e.name.text() : to_string(e.kind);  // the kinds' names are plain
+  const std::string_view node = e.node.text(), path = e.label.name.text(), tag = e.tag.text();
+  const std::string_view op = chan ? e.reason.detail.text() : std::string_view();
+  std::size_t room = 160 + 8 * kIntRoom + kind.size() + node.size() + path.size() + tag.size() + why.size() + op.size();
+  for (const TraceField& f : e.fields()) {
+    const std::size_t r = field_room(f);
+    if (r == 0) return false;
+    room += r;
+  }
+  const std::size_t at = out.size();
+  out.resize(at + room);
+  Cursor c{out.data() + at};
+  c.lit("{\"seq\":");
+  c.num(e.seq);
+  c.lit(",\"t_ns\":");
+  c.num(e.time.ns);
+  c.lit(",\"kind\":");
+  c.str(kind);
+  c.lit(",\"node\":");
+  c.str(node);
+  c.lit(",\"pid\":");
+  c.num(e.pid.id);
+  if (!path.empty()) {
+    c.lit(",\"path\":");
+    c.str(path);
+    c.lit(",\"start\":");
+    c.num(e.label.instance);
+  }
+  if (e.other) {
+    c.lit(",\"other\":");
+    c.num(e.other.id);
+  }
+  if (!tag.empty()) {
+    c.lit(",\"tag\":");
+    c.str(tag);
+  }
+  if (e.kind == EventKind::clock_change) {
+    c.lit(",\"skew_ns\":");
+    c.num(static_cast<std::int64_t>(e.msg));
+    c.lit(",\"drift_ppm\":");
+    c.num(static_cast<std::int64_t>(e.other.id));
+  } else {
+    if (chan) {
+      c.ch(',');
+      c.str(chan_size_key(e.kind));
+      c.ch(':');
+      c.num(e.msg);
+    } else if (e.msg != 0) {
+      c.lit(",\"msg\":");
+      c.num(e.msg);
+    }
+    if (reason) {
+      c.lit(",\"reason\":");
+      c.str(why);
+    }
+    if (chan && !op.empty()) {
+      c.lit(",\"op\":");
+      c.str(op);
+    }
+    if (e.field_count != 0) {
+      c.lit(",\"fields\":{");
+      bool first = true;
+      for (const TraceField& f : e.fields()) {
+        if (!first) c.ch(',');
+        first = false;
+        c.str(f.key.text());
+        c.ch(':');
+        put_field_value(c, f.value);
+      }
+      c.ch('}');
+    }
+  }
+  c.ch('}');
+  out.resize(static_cast<std::size_t>(c.p - out.data()));
+  return true;
+}
+
+}  // namespace
+
 void append_event_json(std::string& out, const TraceEvent& e) {
   if (has_duplicate_keys(e.fields())) {
     out += event_json_reference(e);
     return;
   }
+  if (append_plain_event_json(out, e)) return;
   lit(out, "{\"seq\":");
   append_int(out, e.seq);
   lit(out, ",\"t_ns\":");

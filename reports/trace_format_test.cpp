@@ -1,11 +1,14 @@
 #include "reports/trace_format.hpp"
 
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "reports/atomic_file.hpp"
+#include "reports/run_report.hpp"
 #include "reports/test_runs.hpp"
 #include "sim/simulation.hpp"
 
@@ -143,6 +146,45 @@ TEST_CASE("the hand-written JSON line escapes and orders every odd case as nlohm
   b.field_data = bad.data();
   CHECK_THROWS(reports::format_event_json_reference(b));
   CHECK_THROWS(reports::format_event_json(b));
+}
+
+TEST_CASE("a file written behind by a second thread holds the same bytes and hash", "[reports]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "lic_atomic_behind_test";
+  fs::remove_all(dir);
+  std::string expected;
+  {
+    reports::AtomicFileWriter w(dir / "behind.txt", true);
+    REQUIRE(w.error().empty());
+    for (int i = 0; i < 700'000; ++i) {  // several chunks and several staged blocks, and a partial last block
+      const std::string line = "line " + std::to_string(i) + " " + std::string(static_cast<std::size_t>(i % 7), 'y') + "\n";
+      w.buffer() += line;
+      expected += line;
+      w.flush_if_full();
+    }
+    w.write(std::string(3 * reports::AtomicFileWriter::kChunkBytes + 5, 'x'));
+    expected += std::string(3 * reports::AtomicFileWriter::kChunkBytes + 5, 'x');
+    w.write("tail");
+    expected += "tail";
+    REQUIRE(expected.size() % reports::AtomicFileWriter::kBlock != 0);
+    CHECK_FALSE(fs::exists(dir / "behind.txt"));
+    CHECK(w.commit().empty());
+    const reports::Fingerprint f = reports::file_fingerprint(dir / "behind.txt");
+    CHECK(w.bytes_written() == expected.size());
+    CHECK(f.bytes == expected.size());
+    CHECK(f.fnv1a64 == fmt::format("{:016x}", w.fnv1a64()));
+  }
+  std::ifstream in(dir / "behind.txt", std::ios::binary);
+  const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(got == expected);
+  {
+    reports::AtomicFileWriter w(dir / "abandoned.txt", true);
+    w.write(std::string(2 * reports::AtomicFileWriter::kChunkBytes, 'z'));
+  }
+  std::size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.path().filename() == "behind.txt" ? 1 : 100;
+  CHECK(files == 1);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a file written piece by piece lands whole, and a writer given up leaves nothing", "[reports]") {

@@ -113,7 +113,7 @@ std::string write_trace_jsonl(const RunReport& r, const fs::path& path, Fingerpr
     f = {w.bytes_written(), fmt::format("{:016x}", w.fnv1a64())};
     return e;
   }
-  AtomicFileWriter w(path);
+  AtomicFileWriter w(path, true);
   if (!w.error().empty()) return w.error();
   std::string& buf = w.buffer();
   if (!r.trace_header.empty()) {  // how to run it again (replay)
