@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -76,7 +77,13 @@ AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, bool behind) : pa
       if (!direct_) ::fcntl(fd_, F_SETFL, flags);
     }
     behind_ = std::make_unique<Behind>();
-    behind_->thread = std::thread([this] { write_behind(); });
+    try {
+      behind_->thread = std::thread([this] { write_behind(); });
+    } catch (const std::system_error&) {  // no thread to be had: write in this one, through the cache
+      behind_.reset();
+      if (direct_ && flags >= 0) ::fcntl(fd_, F_SETFL, flags);
+      direct_ = false;
+    }
   }
 }
 
@@ -174,12 +181,23 @@ void AtomicFileWriter::write_behind() {
       b.queue.pop_front();
     }
     b.changed.notify_all();
-    write_out(chunk);  // fnv_, bytes_ and error_ are this thread's until stop_behind() joins it
-    chunk.clear();
-    std::lock_guard lock(b.mutex);
-    b.spare.push_back(std::move(chunk));
+    // fnv_, bytes_ and error_ are this thread's until stop_behind() joins it. An exception here
+    // (out of memory) must not end the program: it is the writer's error, and the queue is still
+    // drained so the caller never waits for room that does not come.
+    try {
+      if (error_.empty()) write_out(chunk);
+      chunk.clear();
+      std::lock_guard lock(b.mutex);
+      b.spare.push_back(std::move(chunk));
+    } catch (const std::exception&) {
+      if (error_.empty()) error_ = "cannot write " + tmp_.string() + ": out of memory";
+    }
   }
-  if (stage_) write_staged(true);  // the last partial block, through the cache
+  try {
+    if (stage_ && error_.empty()) write_staged(true);  // the last partial block, through the cache
+  } catch (const std::exception&) {
+    if (error_.empty()) error_ = "cannot write " + tmp_.string() + ": out of memory";
+  }
 }
 
 void AtomicFileWriter::hand_over() {

@@ -93,11 +93,12 @@ void EventQueue::place(const Entry& e) {
   const int level = (63 - __builtin_clzll(diff)) / 8;
   const int digit = static_cast<int>((static_cast<std::uint64_t>(e.time.ns) >> (8 * level)) & 0xff);
   Bucket& b = buckets_[level][digit];
-  if (b.size == 0) {
+  const bool first = b.size == 0;
+  b.append(e);  // first: a bad_alloc in grow() leaves the bucket empty and unmarked
+  if (first) {
     occupied_[level][digit / 64] |= std::uint64_t{1} << (digit % 64);
     if (level_buckets_[level]++ == 0) levels_ |= 1U << level;
   }
-  b.append(e);
   ++future_;
 }
 
