@@ -289,7 +289,7 @@ int run(const BenchOptions& o) {
   }
   if (o.supervised) run_supervised(o, f);
   headline(o, f);
-  judge_targets(f);
+  judge_targets(f, o.quick);
   if (o.json) std::printf("%s\n", f.to_json(o.quick).c_str());
   return 0;
 }

@@ -9,7 +9,8 @@
 namespace lic::bench {
 
 /// Judges every headline figure in `f` against its target: prints the lines (text mode) and
-/// records the verdicts for Figures::to_json.
-void judge_targets(Figures& f);
+/// records the verdicts for Figures::to_json. In quick mode nothing is judged (met is null):
+/// its small sizes say nothing about a target (a quick W1 overhead can come out negative).
+void judge_targets(Figures& f, bool quick);
 
 }  // namespace lic::bench
