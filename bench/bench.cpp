@@ -277,16 +277,19 @@ void headline(const BenchOptions& o, Figures& f) {
 
 int run(const BenchOptions& o) {
   Figures f(o.json);
-  if (o.w1) run_w1(o, f);
-  if (o.w2) run_w2(o, f);
-  if (o.w3) run_w3(o, f);
-  if (o.peer && (o.w1 || o.w2 || o.w3)) run_peer(o, f);
   {
+    // The whole commands first, while this process is small: a spawned child's peak RSS
+    // (wait4's ru_maxrss) counts this process's own peak too (the kernel keeps the larger of the
+    // two at the child's exec), so after W3 at 1M every child "peaked" at bench's 389 MiB.
     const ScratchFolder dir;
     if (o.pipeline) run_pipeline(o, f, dir);
     if (o.sweep) run_sweep(o, f, dir);
     if (o.tree) run_tree(o, f, dir);
   }
+  if (o.w1) run_w1(o, f);
+  if (o.w2) run_w2(o, f);
+  if (o.w3) run_w3(o, f);
+  if (o.peer && (o.w1 || o.w2 || o.w3)) run_peer(o, f);
   if (o.supervised) run_supervised(o, f);
   headline(o, f);
   judge_targets(f, o.quick);

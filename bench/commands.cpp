@@ -37,7 +37,10 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   r.cpu_s = secs(ru.ru_utime) + secs(ru.ru_stime);
-  r.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  // ru_maxrss is in KiB, and it is the larger of the child's peak and this process's peak when
+  // the child was spawned (the kernel folds the spawning mm's high-water mark in at exec): bench
+  // runs its whole commands before its own workloads grow it (bench.cpp, run()).
+  r.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
