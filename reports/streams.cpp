@@ -9,17 +9,27 @@ namespace lic::reports {
 
 namespace {
 
-bool declared(const ShapeNode& n, std::string_view path) {
-  if (n.path == path) return true;
-  return std::any_of(n.children.begin(), n.children.end(), [path](const ShapeNode& c) { return declared(c, path); });
+void collect(const ShapeNode& n, std::vector<std::string>& into) {
+  into.push_back(n.path);
+  for (const ShapeNode& c : n.children) collect(c, into);
 }
 
 }  // namespace
 
-bool is_lane_path(const std::vector<ShapeNode>& trees, std::string_view path) {
-  if (trees.empty()) return true;
-  return std::any_of(trees.begin(), trees.end(), [path](const ShapeNode& t) {
-    return declared(t, path) || (path.size() > t.path.size() && path.starts_with(t.path) && path[t.path.size()] == '/');
+LanePaths::LanePaths(const std::vector<ShapeNode>& trees) : any_(trees.empty()) {
+  for (const ShapeNode& t : trees) {
+    collect(t, declared_);
+    roots_.push_back(t.path);
+  }
+  std::sort(declared_.begin(), declared_.end());
+}
+
+bool LanePaths::operator()(std::string_view path) const {
+  if (any_) return true;
+  const auto at = std::lower_bound(declared_.begin(), declared_.end(), path);
+  if (at != declared_.end() && *at == path) return true;
+  return std::any_of(roots_.begin(), roots_.end(), [path](const std::string& r) {
+    return path.size() > r.size() && path.starts_with(r) && path[r.size()] == '/';
   });
 }
 

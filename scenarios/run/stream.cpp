@@ -58,7 +58,7 @@ bool RunStream::can_stream(const Scenario& s, const Registry& registry) {
 }
 
 RunStream::RunStream(const Scenario& s, bool with_reports)
-    : messages_([trees = tree_shapes(s)](std::string_view path) { return reports::is_lane_path(trees, path); },
+    : messages_([lanes = reports::LanePaths(tree_shapes(s))](std::string_view path) { return lanes(path); },
                 may_duplicate(s)) {
   const std::vector<CheckDecl> checks = effective_checks(s);
   line_flow_wanted_ = with_reports && s.reports.html;
