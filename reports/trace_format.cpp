@@ -236,7 +236,7 @@ struct Cursor {
   void ch(char c) { *p++ = c; }
   void str(std::string_view s) {  // plain text only
     *p++ = '"';
-    std::memcpy(p, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view's data() may be null
     p += s.size();
     *p++ = '"';
   }
