@@ -2,6 +2,7 @@
 // Kernel-private state: the process record and the Simulation's implementation. Included only by
 // sim/*.cpp.
 
+#include <array>
 #include <deque>
 #include <set>
 #include <span>
@@ -245,7 +246,11 @@ struct Simulation::Impl {
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
   Time instant{};                // budgets: the instant of the last event, and how many ran at it
   std::uint64_t at_instant = 0;
-  std::vector<Pid> recent;       // the last processes run (a livelock names them)
+  // The last processes run, oldest first from recent_next (a livelock names them); kept only
+  // while the livelock budget is on.
+  std::array<Pid, 8> recent{};
+  std::uint64_t recent_next = 0;
+  bool budgets_on = false;  // any SimOptions budget set: the loop calls over_budget
   /// An exception when the event about to run at `t` goes over a budget (SimOptions).
   std::exception_ptr over_budget(Time t);
   std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)

@@ -34,6 +34,7 @@ Process::~Process() {
 Simulation::Impl::Impl(Simulation& s)
     : sim(s), queue(s.opts_.tie_break, s.root_rng_.derive("tie_break")) {
   node_of(s.opts_.default_node);  // node 0
+  budgets_on = s.opts_.max_events != 0 || s.opts_.max_trace_bytes != 0 || s.opts_.max_events_at_instant != 0;
 }
 
 Simulation::Impl::~Impl() {
@@ -84,15 +85,18 @@ void Simulation::Impl::loop() {
     drain_unwind();
     EventQueue::Entry e;
     if (budget > 0 && queue.pop_until(deadline, e)) {
-      if (std::exception_ptr over = over_budget(e.time)) {
-        failure = over;
-        sim.fibers_.switch_to(sim.fibers_.main());
-        if (tearing_down) throw FiberEnd{};
-        continue;
-      }
-      if (e.item.type == kRun) {
-        if (recent.size() == 8) recent.erase(recent.begin());
-        recent.push_back(Pid{e.item.a});
+      // Budgets off (the default, SimOptions): nothing to count, nothing to remember.
+      if (budgets_on) {
+        if (std::exception_ptr over = over_budget(e.time)) {
+          failure = over;
+          sim.fibers_.switch_to(sim.fibers_.main());
+          if (tearing_down) throw FiberEnd{};
+          continue;
+        }
+        if (e.item.type == kRun && sim.opts_.max_events_at_instant != 0) {
+          recent[recent_next % recent.size()] = Pid{e.item.a};
+          ++recent_next;
+        }
       }
       sim.now_ = e.time;
       ++sim.events_;
@@ -125,7 +129,8 @@ std::exception_ptr Simulation::Impl::over_budget(Time t) {
   }
   if (o.max_events_at_instant == 0 || at_instant <= o.max_events_at_instant) return nullptr;
   std::string who;
-  for (Pid p : recent) {
+  for (std::uint64_t i = recent_next < recent.size() ? 0 : recent_next - recent.size(); i < recent_next; ++i) {
+    const Pid p = recent[i % recent.size()];
     const Process* q = find(p);
     const std::string name = q != nullptr && !q->label.name.empty() ? std::string(q->label.name.text()) : fmt::format("<{}>", p.id);
     if (who.find(name) == std::string::npos) who += (who.empty() ? "" : ", ") + name;
