@@ -3,7 +3,8 @@
 one JSON object, every headline name of issue 17 present, each a number or null with its reason
 under `why_absent`, a unit for every measured figure, and a verdict under `targets` for every
 headline name (met true or false when the figure was measured in full mode, null when it was
-not or in quick mode, and true exactly when the figure is on the target's side). Usage: check_json.py FILE MODE"""
+not or in quick mode, and true exactly when the figure is on the target's side; a missed target
+carries its `why`). Usage: check_json.py FILE MODE"""
 import json
 import sys
 
@@ -36,6 +37,8 @@ def main(path, mode):
         on_side = value >= t["target"] if t["op"] == ">=" else value <= t["target"]
         if t["met"] is not on_side:
             problems.append(f"{name} = {value}: target {t['op']} {t['target']} says met={t['met']}")
+        if t["met"] is False and not t.get("why"):
+            problems.append(f"{name} misses its target without a why")
     for name in HEADLINE:
         if name not in d:
             problems.append(f"{name} is missing")

@@ -47,8 +47,9 @@ bool Figures::has(const std::string& name) const {
   return false;
 }
 
-void Figures::verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met) {
-  verdicts_.push_back({name, op, target, met});
+void Figures::verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met,
+                      std::string why) {
+  verdicts_.push_back({name, op, target, met, std::move(why)});
 }
 
 std::string Figures::to_json(bool quick) const {
@@ -70,6 +71,7 @@ std::string Figures::to_json(bool quick) const {
   for (const Verdict& v : verdicts_) {
     targets[v.name] = {{"op", v.op}, {"target", v.target}, {"met", nullptr}};
     if (v.met) targets[v.name]["met"] = *v.met;
+    if (v.met && !*v.met) targets[v.name]["why"] = v.why;
   }
   j["targets"] = std::move(targets);
   j["mode"] = quick ? "quick" : "full";

@@ -30,10 +30,12 @@ class Figures {
   bool json() const { return json_; }
   /// A target's verdict on the figure `name` (bench/targets.hpp): met, not met, or not judged
   /// (nothing) when the figure was not measured. Goes into to_json's `targets` object.
-  void verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met);
+  /// `why`: the cause of a miss (docs/benchmarks.md), in the JSON beside met=false only.
+  void verdict(const std::string& name, const std::string& op, double target, std::optional<bool> met,
+               std::string why = {});
   /// The JSON object: every figure by name (a number, or null), then `units` and
   /// `why_absent` objects, the `targets` object (name -> {op, target, met: true, false or
-  /// null}) and the `mode` ("quick" or "full").
+  /// null, and `why` when met is false}) and the `mode` ("quick" or "full").
   std::string to_json(bool quick) const;
 
  private:
@@ -46,6 +48,7 @@ class Figures {
     std::string name, op;
     double target;
     std::optional<bool> met;
+    std::string why;
   };
   bool json_;
   std::vector<Entry> entries_;

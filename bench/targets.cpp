@@ -1,6 +1,7 @@
 #include "bench/targets.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace lic::bench {
 namespace {
@@ -11,38 +12,84 @@ struct Target {
   double value;
   const char* unit;
   const char* also;  ///< a part of the target bench does not judge, or ""
+  /// Why it is not met, as measured and written up in docs/benchmarks.md ("Issue 17's targets
+  /// on an idle machine" and the sections it names); printed only beside NOT MET.
+  const char* why;
 };
 
 // Issue 17's table, in its order. A real-time ratio is judged by real time, as the issue states
 // it; the CPU-time figure beside it (`pipeline_reports_x_cpu_time`) says what a quiet machine
 // would show.
 constexpr Target kTargets[] = {
-    {"pipeline_reports_x_realtime", true, 20'000, "x", ""},
-    {"pipeline_reports_peak_rss_mib", false, 512, "MiB", "flat in the run's length is not judged here"},
-    {"trace_keep_overhead_pct", false, 50, "%", ""},
-    {"trace_hash_overhead_pct", false, 15, "%", ""},
-    {"w3_1m_events_per_s", true, 3e6, "events/s", ""},
-    {"w3_1k_vs_simgrid", true, 12, "x", ""},
-    {"sweep_jobs2_speedup", true, 1.8, "x", ""},
-    {"supervised_worker_bytes_1m", false, 1024, "B", ""},
-    {"out_10k_children_s", false, 1.0, "s", ""},
+    {"pipeline_reports_x_realtime", true, 20'000, "x", "",
+     "formatting every event into trace.jsonl, hashing it (FNV-1a, byte after byte: manifest.json names that "
+     "hash) and writing it take more CPU than two cores give in 4.3 s"},
+    {"pipeline_reports_peak_rss_mib", false, 512, "MiB", "flat in the run's length is not judged here",
+     "the streamed run's kept log and Perfetto document grow with the run"},
+    {"trace_keep_overhead_pct", false, 50, "%", "",
+     "80 bytes a kept event: 8 M events fault in 640 MB of fresh pages, and the kernel's zeroing is about "
+     "half the overhead; fewer bytes an event needs a new reader API (\"Tracing cost\")"},
+    {"trace_hash_overhead_pct", false, 15, "%", "",
+     "five xxHash64 rounds an event; a cheaper hash would change every pinned hash (\"Tracing cost\")"},
+    {"w3_1m_events_per_s", true, 3e6, "events/s", "",
+     "each fire reads about five cache lines scattered over the million records (timer slot, pid entry, record, "
+     "behaviour, message); the prefetch a few timers ahead hides only part of the latency (\"W3 at 1M\")"},
+    {"w3_1k_vs_simgrid", true, 12, "x", "",
+     "at 1k everything is in cache and the run is bound by instructions: about 1,420 a fire under callgrind, "
+     "over two kernel events (the timer, then the process's run)"},
+    {"sweep_jobs2_speedup", true, 1.8, "x", "",
+     "a pair of sweeps takes about a second: the other work on the machine moves it (see _min and _max)"},
+    {"supervised_worker_bytes_1m", false, 1024, "B", "", "see \"A supervised worker's bytes\""},
+    {"out_10k_children_s", false, 1.0, "s", "", "see \"Speed with the reports on\""},
 };
+
+/// What this run's own figures say about a missed target, computed (empty when nothing).
+std::string bound(const Figures& f, const std::string& name) {
+  char line[256];
+  if (name == "pipeline_reports_x_realtime") {
+    // The run's CPU time spread over two cores is the least real time it can take.
+    const std::optional<double> cpu = f.get("pipeline_reports_x_cpu_time");
+    if (!cpu) return {};
+    const double cpu_s = 86'400 / *cpu;
+    std::snprintf(line, sizeof line, "this run used %.1f s of CPU: on 2 cores at least %.1f s of real time, at most %.0fx (20,000x is 4.3 s)",
+                  cpu_s, cpu_s / 2, 2 * *cpu);
+    return line;
+  }
+  if (name == "w3_1k_vs_simgrid") {
+    const std::optional<double> ours = f.get("w3_timers_behaviour_1000_events_per_s");
+    const std::optional<double> theirs = f.get("simgrid_w3_timer_events_per_s");
+    if (!ours || !theirs) return {};
+    std::snprintf(line, sizeof line, "12x SimGrid's %.3g events/s is %.3g events/s, %.0f ns a fire; ours %.3g, %.0f ns",
+                  *theirs, 12 * *theirs, 1e9 / (12 * *theirs), *ours, 1e9 / *ours);
+    return line;
+  }
+  return {};
+}
 
 }  // namespace
 
 void judge_targets(Figures& f, bool quick) {
-  if (!f.json()) std::printf("targets (issue 17; why one is not met: docs/benchmarks.md)\n");
+  if (!f.json()) std::printf("targets (issue 17; under a missed one its why, measured in docs/benchmarks.md)\n");
   for (const Target& t : kTargets) {
     const std::optional<double> v = f.get(t.name);
     std::optional<bool> met;
     if (v && !quick) met = t.at_least ? *v >= t.value : *v <= t.value;
-    f.verdict(t.name, t.at_least ? ">=" : "<=", t.value, met);
+    std::string why;
+    if (met && !*met) {
+      why = t.why;
+      if (const std::string b = bound(f, t.name); !b.empty()) why += "; " + b;
+    }
+    f.verdict(t.name, t.at_least ? ">=" : "<=", t.value, met, why);
     if (f.json()) continue;
     const char* verdict = met ? (*met ? "met" : "NOT MET") : v ? "not judged in quick mode (smaller sizes)" : "not measured in this run";
     if (v) std::printf("target %s %.3g %s %s %.4g: %s", t.name, *v, t.unit, t.at_least ? ">=" : "<=", t.value, verdict);
     else std::printf("target %s - %s %.4g %s: %s", t.name, t.at_least ? ">=" : "<=", t.value, t.unit, verdict);
     if (*t.also != '\0') std::printf(" (%s)", t.also);
     std::printf("\n");
+    if (met && !*met) {
+      std::printf("  why: %s\n", t.why);
+      if (const std::string b = bound(f, t.name); !b.empty()) std::printf("  %s\n", b.c_str());
+    }
   }
   std::fflush(stdout);
 }

@@ -1,8 +1,9 @@
 #pragma once
 // Issue 17's targets beside the figures `letitcrash bench` measured: for each headline name, the
 // figure, the target and whether it is met. Text mode prints one `target NAME ...` line each
-// after the figures; --json adds a `targets` object. The reasons a target is not met are in
-// docs/benchmarks.md ("Speed with the reports on"); bench only judges the number it measured.
+// after the figures, and under a missed one its `why:` (the cause measured and written up in
+// docs/benchmarks.md, and where this run's own figures bound it, that bound); --json adds a
+// `targets` object. bench only judges the number it measured.
 
 #include "bench/figures.hpp"
 
