@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/chunk_cache.hpp"
@@ -67,9 +68,11 @@ void* huge_map(std::size_t bytes) {
 
 void huge_unmap(void* p, std::size_t bytes) { munmap(p, round_up(bytes)); }
 
-RecordArena::RecordArena(std::size_t record_bytes)
-    : size_((record_bytes + alignof(std::max_align_t) - 1) / alignof(std::max_align_t) *
-            alignof(std::max_align_t)) {}
+RecordArena::RecordArena(std::size_t record_bytes, std::size_t align) {
+  if (align < alignof(std::max_align_t)) align = alignof(std::max_align_t);
+  if ((align & (align - 1)) != 0 || align > kHugePage) throw std::invalid_argument("RecordArena: alignment not a power of two up to 2 MiB");
+  size_ = (record_bytes + align - 1) / align * align;
+}
 
 RecordArena::~RecordArena() {
   // Every chunk but the last is carved to its end (less what cannot hold one more record).

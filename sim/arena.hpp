@@ -14,10 +14,12 @@ namespace lic {
 void* huge_map(std::size_t bytes);
 void huge_unmap(void* p, std::size_t bytes);
 
-/// Fixed-size records carved from 2 MiB chunks, recycled through a free list.
+/// Fixed-size records carved from 2 MiB chunks, recycled through a free list. Every record is
+/// aligned to `align` (a power of two, at most 2 MiB): chunks start on a 2 MiB boundary and the
+/// record size is rounded up to a multiple of it.
 class RecordArena {
  public:
-  explicit RecordArena(std::size_t record_bytes);
+  explicit RecordArena(std::size_t record_bytes, std::size_t align = alignof(std::max_align_t));
   ~RecordArena();
   RecordArena(const RecordArena&) = delete;
   RecordArena& operator=(const RecordArena&) = delete;

@@ -207,7 +207,7 @@ struct Simulation::Impl {
 
   Simulation& sim;
   EventQueue queue;
-  RecordArena process_memory{sizeof(Process)};
+  RecordArena process_memory{sizeof(Process), alignof(Process)};
   // Indexed by pid; null once a process is gone.
   std::vector<Process*, HugePageAllocator<Process*>> procs{nullptr};
   std::map<std::uint32_t, Pid> registry;  // atom index -> pid (lookups only, never iterated)

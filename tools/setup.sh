@@ -89,23 +89,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   export DEBIAN_FRONTEND=noninteractive
   phase apt-get-update
-  if ! "${sudo_cmd[@]}" apt-get update -qq >/tmp/letitcrash-apt.log 2>&1; then
-    cat /tmp/letitcrash-apt.log >&2
+  apt_log="$(mktemp /tmp/letitcrash-apt.XXXXXX.log)"  # apt's output, shown when it fails
+  if ! "${sudo_cmd[@]}" apt-get update -qq >"$apt_log" 2>&1; then
+    cat "$apt_log" >&2
     echo "setup: apt-get update failed" >&2
     exit 1
   fi
   # One apt-get call for all: one dependency resolution, one download, one run of dpkg's
   # triggers (man-db, ldconfig). Only when it fails, one package at a time, to name the culprit.
   phase install
-  if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/letitcrash-apt.log 2>&1; then
+  if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$apt_log" 2>&1; then
     for p in "${missing[@]}"; do
-      if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>/tmp/letitcrash-apt.log 2>&1; then
-        tail -n 20 /tmp/letitcrash-apt.log >&2
+      if ! "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$p" >>"$apt_log" 2>&1; then
+        tail -n 20 "$apt_log" >&2
         echo "setup: FAILED to install Debian package '$p'" >&2
         exit 1
       fi
     done
   fi
+  rm -f "$apt_log"
 fi
 
 phase
