@@ -139,6 +139,9 @@ std::string timeline_svg(const RunReport& r, const RunView& v);
 /// trace.perfetto.json: Chrome trace event format.
 std::string perfetto_json(const RunReport& r);
 std::string perfetto_json(const RunReport& r, const RunView& v);
+/// The same document written to `path` atomically as it is rendered (never held whole); returns
+/// an error message, empty on success.
+std::string write_perfetto_json(const RunReport& r, const RunView& v, const std::filesystem::path& path);
 /// junit.xml: one test case per check; a failure carries the reproduce command.
 std::string junit_xml(const RunReport& r);
 /// What became of tree.svg: written, or why not (empty `problem`: Graphviz's `dot` is not on

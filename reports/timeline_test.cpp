@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -11,9 +14,13 @@
 #include <tuple>
 #include <vector>
 
+#include <unistd.h>
+
 #include "properties/availability.hpp"
+#include "reports/atomic_file.hpp"
 #include "reports/escape.hpp"
 #include "reports/run_report.hpp"
+#include "reports/run_view.hpp"
 #include "reports/test_runs.hpp"
 #include "sim/simulation.hpp"
 #include "reports/time_axis.hpp"
@@ -394,4 +401,21 @@ TEST_CASE("index.html timeline: run text holding markup never leaves the page's 
   REQUIRE(d["bands"].size() == 1);
   CHECK(d["bands"][0][3] == hostile);  // and the text comes back whole
   CHECK(count(html, "<script") == 2);
+}
+
+TEST_CASE("perfetto: the file written as it renders is byte for byte the document, across its chunks", "[reports][perfetto]") {
+  // Enough lanes and crashes for a document over one AtomicFileWriter chunk, so the writer
+  // spills to the file several times before the tail.
+  const auto run = testing::wide_run(400, 12, 60_s);
+  const std::string whole = perfetto_json(run.report);
+  REQUIRE(whole.size() > 2 * AtomicFileWriter::kChunkBytes);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("lic-perfetto-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::filesystem::path file = dir / "trace.perfetto.json";
+  CHECK(write_perfetto_json(run.report, view_of(run.report), file).empty());
+  std::ifstream in(file, std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(written.size() == whole.size());
+  CHECK(written == whole);
+  std::filesystem::remove_all(dir);
 }

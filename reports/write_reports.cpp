@@ -237,7 +237,11 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
     return *view;
   };
   write(which.timeline, written.timeline, "timeline.svg", [&] { return timeline_svg(r, view_once()); });
-  write(which.perfetto, written.perfetto, "trace.perfetto.json", [&] { return perfetto_json(r, view_once()); });
+  if (which.perfetto) {
+    std::string e = write_perfetto_json(r, view_once(), dir / "trace.perfetto.json");
+    written.perfetto = e.empty();
+    if (!written.perfetto) errors.push_back(std::move(e));
+  }
   write(which.junit, written.junit, "junit.xml", [&r] { return junit_xml(r); });
   write(which.summary, written.summary, "summary.json", [&r] { return summary_json(r); });
   write(which.html, written.html, "index.html",
