@@ -211,6 +211,9 @@ struct Simulation::Impl {
   // Indexed by pid; null once a process is gone.
   std::vector<Process*, HugePageAllocator<Process*>> procs{nullptr};
   std::map<std::uint32_t, Pid> registry;  // atom index -> pid (lookups only, never iterated)
+  // (label name's atom index, pid) of every live labelled process, so Simulation::find_labelled
+  // takes a label's lowest pid in one lookup (lookups only, never iterated).
+  std::set<std::pair<std::uint32_t, std::uint64_t>> labelled;
   std::uint64_t next_ref = 1;
   std::uint64_t next_msg = 1;
   Process* current = nullptr;  // whose code runs now; null in the loop itself

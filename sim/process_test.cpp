@@ -239,3 +239,38 @@ TEST_CASE("a cancelled callback does not move the clock - spawning after run() w
   sim.run();
   CHECK(ran);
 }
+
+TEST_CASE("find_labelled: the live process of a label, the lowest pid when several hold it, none once they are gone", "[process]") {
+  Simulation sim;
+  const auto labelled = [](const char* path) {
+    SpawnOptions o;
+    o.label = Label{Atom(path), 1};
+    return o;
+  };
+  const auto wait_for_ping = [](Context& ctx) { ctx.receive(); };
+  const Pid unlabelled = sim.spawn(wait_for_ping);
+  const Pid a1 = sim.spawn(wait_for_ping, labelled("/root/a"));
+  const Pid b = sim.spawn(wait_for_ping, labelled("/root/b"));
+  const Pid a2 = sim.spawn(wait_for_ping, labelled("/root/a"));
+  sim.run();
+  CHECK(sim.find_labelled("/root/a") == a1);
+  CHECK(sim.find_labelled("/root/b") == b);
+  CHECK(!sim.find_labelled("/root/c"));
+  CHECK(!sim.find_labelled(""));  // an unlabelled process is found by no path
+  sim.send(a1, kPing);
+  sim.run();
+  CHECK(!sim.alive(a1));
+  CHECK(sim.find_labelled("/root/a") == a2);
+  const Pid a3 = sim.spawn(wait_for_ping, labelled("/root/a"));  // a restart: a higher pid
+  sim.run();
+  CHECK(sim.find_labelled("/root/a") == a2);
+  sim.send(a2, kPing);
+  sim.run();
+  CHECK(sim.find_labelled("/root/a") == a3);
+  sim.send(a3, kPing);
+  sim.send(b, kPing);
+  sim.send(unlabelled, kPing);
+  sim.run();
+  CHECK(!sim.find_labelled("/root/a"));
+  CHECK(!sim.find_labelled("/root/b"));
+}

@@ -88,6 +88,7 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   ++sim.live_processes_;
   p->parent = parent != nullptr ? parent->pid : Pid{};
   p->label = opts.label;
+  if (!p->label.name.empty()) labelled.emplace_hint(labelled.end(), p->label.name.index(), p->pid.id);
   p->node_ix = !opts.node.empty() ? node_of(opts.node) : parent != nullptr ? parent->node_ix : 0;
   p->node = nodes[p->node_ix].name;
   p->trap_exit = opts.trap_exit;
@@ -387,6 +388,7 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   p->exit_reason = reason;
   p->waiting = false;
   procs[p->pid.id] = nullptr;
+  if (!p->label.name.empty()) labelled.erase({p->label.name.index(), p->pid.id});
   --sim.live_processes_;
   note(EventKind::exit, p, p->pid, {}, reason);
   if (!p->registered.empty()) {
@@ -554,6 +556,13 @@ std::optional<ProcessInfo> Simulation::info(Pid pid) const {
 const Behaviour* Simulation::behaviour_of(Pid pid) const {
   const Process* p = impl_->find(pid);
   return p != nullptr ? p->behaviour.get() : nullptr;
+}
+
+Pid Simulation::find_labelled(std::string_view path) const {
+  if (path.empty()) return Pid{};
+  const std::uint32_t name = Atom(path).index();
+  const auto it = impl_->labelled.lower_bound({name, 0});
+  return it != impl_->labelled.end() && it->first == name ? Pid{it->second} : Pid{};
 }
 
 std::vector<Pid> Simulation::processes() const {

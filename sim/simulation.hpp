@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/buggify.hpp"
@@ -171,6 +172,10 @@ class Simulation {
   const Behaviour* behaviour_of(Pid p) const;
   /// Live processes in pid order.
   std::vector<Pid> processes() const;
+  /// The live process whose label's name is `path` (the lowest pid when several are), or none.
+  /// An index lookup: fault injection resolves a path at every fault, and a scan of every pid
+  /// ever spawned made a crash loop under `every: 1ns` quadratic (docs/robustness.md).
+  Pid find_labelled(std::string_view path) const;
   std::size_t process_count() const { return live_processes_; }
 
   /// Runs one event; false when none is left.

@@ -2,11 +2,6 @@
 
 namespace lic::supervision {
 
-Pid find_by_path(const Simulation& sim, std::string_view path) {
-  for (Pid p : sim.processes()) {
-    if (sim.info(p)->label.name.text() == path) return p;
-  }
-  return Pid{};
-}
+Pid find_by_path(const Simulation& sim, std::string_view path) { return sim.find_labelled(path); }
 
 }  // namespace lic::supervision
