@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -131,7 +132,9 @@ std::string summary_json(const RunReport& r);
 
 /// tree.dot: supervisors with strategy and intensity, children with restart type, coloured by
 /// final state, with restart counts and escalations marked.
-std::string tree_dot(const RunReport& r);
+/// With `when` ("at 1.5s": the diagram command's tree at a time, whose checks were not judged)
+/// in the title instead of the run's verdict.
+std::string tree_dot(const RunReport& r, std::string_view when = {});
 /// timeline.svg: one lane per tree path over [0, end).
 std::string timeline_svg(const RunReport& r);
 /// The same from a view built once (view_of(r)) for every writer that reads it.

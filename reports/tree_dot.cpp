@@ -92,15 +92,16 @@ std::map<std::string, std::size_t> escalations(const RunReport& r) {
 
 class DotWriter {
  public:
-  explicit DotWriter(const RunReport& r) : r_(r), final_(r), escalated_(escalations(r)) {}
+  DotWriter(const RunReport& r, std::string_view when) : r_(r), when_(when), final_(r), escalated_(escalations(r)) {}
 
   std::string write() {
     out_ += "digraph letitcrash {\n";
     out_ +=
         fmt::format("  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t, label=\"{}\"];\n",
-                    dot_escape(fmt::format("{} (seed {}): {}\ngreen running, red restarting or not running, "
+                    dot_escape(fmt::format("{} (seed {}){}\ngreen running, red restarting or not running, "
                                            "grey gone; dashed arrows: depends_on",
-                                           r_.scenario, r_.seed, r_.passed ? "PASS" : "FAIL")));
+                                           r_.scenario, r_.seed,
+                                           when_.empty() ? std::string(r_.passed ? ": PASS" : ": FAIL") : " " + std::string(when_))));
     out_ += "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n";
     out_ += "  edge [arrowhead=none, color=\"#757575\"];\n";
     for (const ShapeNode& t : r_.trees) node(t, nullptr);
@@ -161,6 +162,7 @@ class DotWriter {
   }
 
   const RunReport& r_;
+  std::string_view when_;  ///< not empty: a tree at a time, no verdict (the diagram command)
   FinalStates final_;
   std::map<std::string, std::size_t> escalated_;
   std::string out_;
@@ -168,6 +170,6 @@ class DotWriter {
 
 }  // namespace
 
-std::string tree_dot(const RunReport& r) { return DotWriter(r).write(); }
+std::string tree_dot(const RunReport& r, std::string_view when) { return DotWriter(r, when).write(); }
 
 }  // namespace lic::reports

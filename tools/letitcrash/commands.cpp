@@ -49,7 +49,9 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
   }
   const auto passed = std::count_if(r.checks.begin(), r.checks.end(), [](const auto& c) { return c.passed; });
   fmt::print("verdict: {} ({}/{} checks hold)\n", r.passed ? "PASS" : "FAIL", passed, r.checks.size());
-  if (!a.out_dir.empty()) fmt::print("reports: {}/index.html\n", a.out_dir);
+  // The page when the file's `reports:` lets it be written; else the folder (manifest.json
+  // always lists what is there).
+  if (!a.out_dir.empty()) fmt::print("reports: {}{}\n", a.out_dir, s.reports.html ? "/index.html" : "/");
 }
 
 /// Prints every event as a readable line.
@@ -209,7 +211,8 @@ int diagram_command(const Invocation& cli, const DiagramArgs& a) {
   const reports::RunReport rep = scenarios::make_report(
       *s, r, a.file, scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, o.until));
   if (a.dot) {
-    std::cout << reports::tree_dot(rep);
+    // A tree at a time is no judged run: its title says when, not PASS or FAIL.
+    std::cout << reports::tree_dot(rep, "at " + format_time(r.end));
     return 0;
   }
   fmt::print("{} at {} (seed {})\n", s->name, format_time(r.end), r.seed);
