@@ -165,7 +165,7 @@ Action add_run(CLI::App& app, const tools::Invocation& cli) {
   r->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   r->add_option("--until", *until, "Stop at this virtual time, e.g. 90s (default: the end of the phases)")->check(duration_check());
   r->add_option("--out", a->out_dir, "Write the reports into this folder: trace.jsonl, tree.dot/svg, timeline.svg, trace.perfetto.json, junit.xml, summary.json, index.html");
-  r->add_flag("--trace", a->print_trace, "Print every trace event as a readable line while it runs");
+  r->add_flag("--trace", a->print_trace, "Print every trace event as a readable line while it runs (on stderr with --format json, whose stdout is one object)");
   add_budgets(r, a->budgets);
   r->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): the seed picks which faults are on, ranged knobs, the tie-break and buggify points, and the choice is printed first");
   r->add_option("--format", *format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));

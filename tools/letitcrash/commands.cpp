@@ -57,7 +57,11 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
 /// Prints every event as a readable line.
 class TextSink final : public TraceSink {
  public:
-  void on_event(const TraceEvent& e) override { std::cout << reports::format_event_text(e) << "\n"; }
+  explicit TextSink(std::ostream& out) : out_(out) {}
+  void on_event(const TraceEvent& e) override { out_ << reports::format_event_text(e) << "\n"; }
+
+ private:
+  std::ostream& out_;
 };
 
 void print_args(const std::vector<scenarios::ArgInfo>& args) {
@@ -113,7 +117,9 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   }
   if (a.swarm) {  // the seed's own configuration, run as a plain scenario (its trace header holds it)
     scenarios::Swarmed sw = scenarios::swarm(*s, a.seed.value_or(s->seed), *cli.registry);
+    // With --format json, stdout holds the one object: the choice goes to stderr.
     if (!a.json) fmt::print("swarm: {}\n", scenarios::describe(sw.choice));
+    else std::cerr << "swarm: " << scenarios::describe(sw.choice) << "\n";
     s = std::move(sw.scenario);
   }
   scenarios::RunOptions o;
@@ -123,7 +129,7 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   o.registry = cli.registry;
   o.budgets = a.budgets;
   o.partial_on_budget = !a.out_dir.empty();  // a budget still leaves the reports so far
-  TextSink text;
+  TextSink text(a.json ? std::cerr : std::cout);  // --format json: stdout holds only the object
   if (a.print_trace) o.sinks.push_back(&text);
   // Memory that does not grow with the run: what the checks and reports read is gathered as the
   // run goes, trace.jsonl included, unless a check reads the whole trace (run/stream.hpp).
