@@ -935,11 +935,12 @@ void read_reports(Reader& rd, const YAML::Node& n, ReportSet& r) {
 }
 
 
-void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_duration) {
+void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_duration, YAML::Node& duration) {
   for (const Entry& p : rd.entries(n, "phases", {"chaos", "quiet", "expect_escalation"})) {
     if (p.key == "chaos") {
       if (have_duration) rd.error(p.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
       have_duration = rd.duration(p.value, "chaos", s.duration);
+      duration = p.value;
     } else if (p.key == "quiet") {
       Duration d;
       if (rd.duration(p.value, "quiet", d)) s.quiet = d;
@@ -999,6 +1000,7 @@ void for_items(Reader& rd, const YAML::Node& n, const char* what, Each each) {
 struct Seen {
   bool named = false;
   bool have_duration = false;
+  YAML::Node duration;  ///< the chaos phase's length as written (`duration` or `phases: chaos`)
   bool have_tree = false;
 };
 
@@ -1030,7 +1032,8 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
   else if (e.key == "duration") {
     if (seen.have_duration) rd.error(e.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
     seen.have_duration = rd.duration(e.value, "duration", s.duration);
-  } else if (e.key == "phases") read_phases(rd, e.value, s, seen.have_duration);
+    seen.duration = e.value;
+  } else if (e.key == "phases") read_phases(rd, e.value, s, seen.have_duration, seen.duration);
   else if (e.key == "nodes") for_items(rd, e.value, "nodes", [&](const YAML::Node& x) { s.nodes.push_back(read_node(rd, x)); });
   else if (e.key == "network") read_network(rd, e.value, s);
   else if (e.key == "tree" || e.key == "trees") read_trees(rd, e, s, seen);
@@ -1060,7 +1063,8 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");
   if (!seen.have_tree) rd.error(doc, "the scenario needs a `tree` (or `trees`)");
-  if (seen.have_duration && s.duration <= Duration::zero()) rd.error(doc, "the chaos phase (`duration`) must be more than 0");
+  if (seen.have_duration && s.duration <= Duration::zero())
+    rd.error(seen.duration, "the chaos phase (`duration`) must be more than 0");
 }
 
 }  // namespace
