@@ -25,7 +25,8 @@ constexpr Target kTargets[] = {
      "formatting every event into trace.jsonl, hashing it (FNV-1a, byte after byte: manifest.json names that "
      "hash) and writing it take more CPU than two cores give in 4.3 s"},
     {"pipeline_reports_peak_rss_mib", false, 512, "MiB", "flat in the run's length is not judged here",
-     "the streamed run's kept log and Perfetto document grow with the run"},
+     "the streamed run's small kept log, the index.html built from it and the Perfetto flows (up to their bound) "
+     "grow with the run"},
     {"trace_keep_overhead_pct", false, 50, "%", "",
      "80 bytes a kept event: 8 M events fault in 640 MB of fresh pages, and the kernel's zeroing is about "
      "half the overhead; fewer bytes an event needs a new reader API (\"Tracing cost\")"},

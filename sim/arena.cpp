@@ -72,6 +72,7 @@ RecordArena::RecordArena(std::size_t record_bytes, std::size_t align) {
   if (align < alignof(std::max_align_t)) align = alignof(std::max_align_t);
   if ((align & (align - 1)) != 0 || align > kHugePage) throw std::invalid_argument("RecordArena: alignment not a power of two up to 2 MiB");
   size_ = (record_bytes + align - 1) / align * align;
+  if (size_ > kHugePage) throw std::invalid_argument("RecordArena: a record larger than its 2 MiB chunk");
 }
 
 RecordArena::~RecordArena() {

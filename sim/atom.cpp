@@ -112,4 +112,14 @@ Atom::Atom(std::string_view text) {
   index_ = t.slots[k] != 0 ? t.slots[k] : t.add(text, hash);
 }
 
+Atom Atom::find(std::string_view text) {
+  Atom a;
+  if (text.empty()) return a;
+  const std::uint64_t hash = stable_hash(text);
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  a.index_ = t.slots[t.probe(text, hash)];
+  return a;
+}
+
 }  // namespace lic

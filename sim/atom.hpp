@@ -37,6 +37,9 @@ class Atom {
  public:
   constexpr Atom() = default;  // the empty atom ""
   explicit Atom(std::string_view text);
+  /// The atom of `text` if it was ever interned, else the empty atom: a lookup that adds
+  /// nothing to the table (a path no process has ever held is not made an atom).
+  static Atom find(std::string_view text);
 
   std::string_view text() const {
     if (index_ == 0) return {};

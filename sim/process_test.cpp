@@ -240,7 +240,7 @@ TEST_CASE("a cancelled callback does not move the clock - spawning after run() w
   CHECK(ran);
 }
 
-TEST_CASE("find_labelled: the live process of a label, the lowest pid when several hold it, none once they are gone", "[process]") {
+TEST_CASE("find_labelled: the live process of a label - the lowest pid when several hold it - none once they are gone", "[process]") {
   Simulation sim;
   const auto labelled = [](const char* path) {
     SpawnOptions o;

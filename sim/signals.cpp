@@ -560,7 +560,9 @@ const Behaviour* Simulation::behaviour_of(Pid pid) const {
 
 Pid Simulation::find_labelled(std::string_view path) const {
   if (path.empty()) return Pid{};
-  const std::uint32_t name = Atom(path).index();
+  const Atom atom = Atom::find(path);  // a label is an atom already: an unknown path labels nothing
+  if (atom.empty()) return Pid{};
+  const std::uint32_t name = atom.index();
   const auto it = impl_->labelled.lower_bound({name, 0});
   return it != impl_->labelled.end() && it->first == name ? Pid{it->second} : Pid{};
 }

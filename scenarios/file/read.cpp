@@ -940,7 +940,7 @@ void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_durati
     if (p.key == "chaos") {
       if (have_duration) rd.error(p.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
       have_duration = rd.duration(p.value, "chaos", s.duration);
-      duration = p.value;
+      duration.reset(p.value);  // refer to it (an assignment would overwrite a node already held)
     } else if (p.key == "quiet") {
       Duration d;
       if (rd.duration(p.value, "quiet", d)) s.quiet = d;
@@ -1032,7 +1032,7 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
   else if (e.key == "duration") {
     if (seen.have_duration) rd.error(e.key_node, "the chaos phase's length is given twice (`duration` and `phases: chaos`)");
     seen.have_duration = rd.duration(e.value, "duration", s.duration);
-    seen.duration = e.value;
+    seen.duration.reset(e.value);
   } else if (e.key == "phases") read_phases(rd, e.value, s, seen.have_duration, seen.duration);
   else if (e.key == "nodes") for_items(rd, e.value, "nodes", [&](const YAML::Node& x) { s.nodes.push_back(read_node(rd, x)); });
   else if (e.key == "network") read_network(rd, e.value, s);

@@ -107,7 +107,7 @@ Action add_bench(CLI::App& app, const std::string& self) {
   b->add_option("--backend", *backend, "Fiber backends for the fiber workloads: context, or both")->check(CLI::IsMember({"context", "both"}));
   b->add_flag("!--no-peer", o->peer, "Do not run the SimGrid peer");
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
-  b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs")->check(CLI::Range(1, 100));
+  b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs; the sweep speed-up the median of this many pairs (at least 5)")->check(CLI::Range(1, 100));
   auto bugs = std::make_shared<bench::BugBenchOptions>();
   auto* bb = b->add_subcommand("bugs", "Seeds to the first failure of each known bug in scenarios/bugs/, uniform and swarm, and the shrunk case's size (docs/benchmarks.md)");
   bb->add_option("--dir", bugs->dir, "The bug files' folder (default scenarios/bugs)");

@@ -54,14 +54,34 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
   if (!a.out_dir.empty()) fmt::print("reports: {}{}\n", a.out_dir, s.reports.html ? "/index.html" : "/");
 }
 
-/// Prints every event as a readable line.
+/// Prints every event as a readable line. On std::cerr (--format json) the lines are gathered
+/// 64 KiB at a time: std::cerr writes each insertion at once, two system calls an event; on
+/// std::cout the stream's own buffering is kept (a line at a time on a terminal).
 class TextSink final : public TraceSink {
  public:
-  explicit TextSink(std::ostream& out) : out_(out) {}
-  void on_event(const TraceEvent& e) override { out_ << reports::format_event_text(e) << "\n"; }
+  explicit TextSink(std::ostream& out) : out_(out), gather_(&out == &std::cerr) {}
+  TextSink(const TextSink&) = delete;
+  TextSink& operator=(const TextSink&) = delete;
+  ~TextSink() override { flush(); }
+  void on_event(const TraceEvent& e) override {
+    if (!gather_) {
+      out_ << reports::format_event_text(e) << "\n";
+      return;
+    }
+    buf_ += reports::format_event_text(e);
+    buf_ += '\n';
+    if (buf_.size() >= (std::size_t{64} << 10)) flush();
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    out_.flush();
+    buf_.clear();
+  }
 
  private:
   std::ostream& out_;
+  bool gather_;
+  std::string buf_;
 };
 
 void print_args(const std::vector<scenarios::ArgInfo>& args) {
@@ -142,6 +162,7 @@ int run_command(const Invocation& cli, const RunArgs& a) {
     o.stream = stream.get();
   }
   const scenarios::RunResult r = scenarios::run(*s, o);
+  text.flush();  // every line before what follows them (an error, the summary)
   const std::string reproduce = a.swarm ? scenarios::swarm_reproduce_command(cli.program, a.file, r.seed, a.tie_break, a.until)
                                         : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);
   if (!a.out_dir.empty()) {
