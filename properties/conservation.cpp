@@ -217,6 +217,8 @@ class ConservationStream::Checker {
   void hand_off(Pid pid, LineState& s) {
     release(s);
     pending_[pid] = s.seq;
+    if (const Atom* to = current_->field<Atom>(line::kTo)) pending_to_[pid] = *to;
+    else pending_to_.erase(pid);
   }
 
   void release(LineState& s) {
@@ -258,9 +260,9 @@ class ConservationStream::Checker {
   }
 
   /// The line is lost, by the event being read.
-  void lose(std::int64_t seq, const std::string& why) {
+  void lose(std::int64_t seq, const std::string& why, Atom to = {}) {
     account(seq, out_.lost[why]);
-    out_.losses.push_back({current_->seq, current_->time, current_->label.name, seq, why});
+    out_.losses.push_back({current_->seq, current_->time, current_->label.name, seq, why, to});
   }
 
   void account(std::int64_t seq, Lines& where) {
@@ -307,8 +309,10 @@ class ConservationStream::Checker {
     if (it == carrier_.end()) {
       // The send itself failed (no such receiver, a partition, a lost path): the drop stands
       // where the send would have.
+      const auto to = pending_to_.find(e.other);
+      const Atom dest = to == pending_to_.end() ? Atom() : to->second;
       const std::optional<std::int64_t> seq = take_pending(e.other);
-      if (seq) lose(*seq, why_dropped(e.reason));
+      if (seq) lose(*seq, why_dropped(e.reason), dest);
       return;
     }
     const std::int64_t seq = it->second;
@@ -322,6 +326,7 @@ class ConservationStream::Checker {
   SeqSet retired_;                                 // emitted and accounted, nothing else open
   std::uint64_t next_order_ = 0;
   std::map<Pid, std::int64_t> pending_;           // sender -> the line its next send carries
+  std::map<Pid, Atom> pending_to_;                // sender -> where that send goes (the hand-off's `to`)
   std::map<std::uint64_t, std::int64_t> carrier_; // message id -> the line it carries
   std::map<Pid, Atom> node_;
   std::map<Pid, Held> held_;                      // process -> its buffer's lines

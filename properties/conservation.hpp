@@ -74,6 +74,10 @@ struct LineLoss {
   Atom label;  ///< that event's process label (its path), for the witness
   std::int64_t seq = 0;
   std::string why;
+  /// Where it was handed on to (the hand-off's `to`), when the send itself was lost: what the
+  /// failure's identity names, since "no receiver" for the validator and for the dead-letter sink
+  /// are two bugs.
+  Atom to{};
 };
 
 struct Conservation {

@@ -70,6 +70,9 @@ struct CheckOutcome {
   bool passed = false;
   std::string detail;
   std::optional<Witness> witness{};
+  std::string kind{};                ///< a failure's kind (empty when it holds)
+  std::vector<std::string> roles{};  ///< a failure's roles
+  std::optional<double> margin{};    ///< the signed distance to failing, when the check measures one
 };
 
 /// A fault of the file: how often it acted and how often it was skipped.

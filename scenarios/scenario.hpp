@@ -185,6 +185,12 @@ struct Scenario {
   /// documents the file and what CTest asserts; it does not change the verdict.
   std::vector<std::string> expect_fail{};
   Mark expect_mark{};
+  /// A known bug's fix (scenarios/bugs/): an overlay on the trees by path, kept as YAML in flow
+  /// style (`fix: {tree: {/root: {intensity: 10}}}`); empty: none. It does not change the run;
+  /// file/fix.hpp applies it, and the bug tests check that the fixed file passes
+  /// (docs/scenario-format.md, "Known bugs and their fixes").
+  std::string fix{};
+  Mark fix_mark{};
   std::vector<CheckDecl> checks{};
   ReportSet reports{};
   /// The buggify points turned on in every run of the file (`buggify: [s3.slow_reply]`, as a

@@ -3,6 +3,7 @@
 
 usage: tools/browser-check.py run DIR|FILE.html
        tools/browser-check.py sweep DIR|FILE.html
+       tools/browser-check.py explore DIR
        tools/browser-check.py --help
 
 run:   DIR holds one run's index.html (run --out DIR). Checks: no external requests and no JS
@@ -21,6 +22,13 @@ sweep: DIR holds a sweep's index.html (or one *.index.html, e.g. results.index.h
        data-count and a bar with data-n > 0 has a height (at least one histogram when the
        summary beside the page has metrics); with failures, each #failing > li has a
        code.reproduce "PROGRAM ... --seed N".
+
+explore: DIR holds an explore's index.html and explore.json (explore --out DIR). Checks: no
+       external requests and no JS errors; #counts' data-runs, data-corpus and data-coverage equal
+       explore.json's, with one #corpus tr.entry per corpus entry; svg#coverage first, then one
+       svg.chart per check that guided the search, each drawn (a path from M, at least one point,
+       a size); a chart point's <title> reads "run N: value"; each failure of explore.json listed
+       in #failures with an a.reproducer naming a file beside the page and a "... run FILE" line.
 
 Prints one line per check: `ok: WHAT`, `FAIL: WHAT: WHY` or `skip: WHY`. Exits 0 when every
 check passed, 1 on any failure (a missing Chromium too: tools/setup.sh installs the Debian
@@ -870,6 +878,88 @@ def sweep_page_checks(b, page, report):
 
 
 # ----------------------------------------------------------------------------------------------
+# The explore page
+
+def explore_page_checks(b, folder, report):
+    state = read_json(os.path.join(folder, "explore.json"))
+
+    def counts():
+        c = b.js(js_fn(r"""
+const c = document.getElementById('counts');
+if (!c) return null;
+return {runs: c.getAttribute('data-runs'), corpus: c.getAttribute('data-corpus'), coverage: c.getAttribute('data-coverage'),
+        failures: c.getAttribute('data-failures')};
+"""))
+        if c is None:
+            raise CheckFailed("no #counts element")
+        for k in ("runs", "corpus", "coverage", "failures"):
+            if c[k] is None or not re.fullmatch(r"\d+", c[k]):
+                raise CheckFailed("#counts' data-%s is %s, not an integer" % (k, json.dumps(c[k])))
+        if state is None:
+            raise CheckFailed("no readable explore.json beside the page")
+        for k in ("runs", "corpus", "coverage"):
+            if int(c[k]) != state[k]:
+                raise CheckFailed("#counts' data-%s %s != explore.json's %s" % (k, c[k], state[k]))
+        rows = b.js(js_fn("return document.querySelectorAll('#corpus tr.entry').length;"))
+        if rows != int(c["corpus"]):
+            raise CheckFailed("%d corpus rows, data-corpus %s" % (rows, c["corpus"]))
+        return "#counts: %s runs, corpus %s (as many rows), coverage %s, as explore.json says" % (c["runs"], c["corpus"], c["coverage"])
+    report("counts", counts)
+
+    def charts():
+        cs = b.js(js_fn(r"""
+return [...document.querySelectorAll('svg.chart')].map(svg => {
+  const r = svg.getBoundingClientRect(), p = svg.querySelector('path');
+  return {id: svg.id, w: r.width, h: r.height, d: p ? p.getAttribute('d') : null, points: svg.querySelectorAll('circle').length};
+});
+"""))
+        if not cs or cs[0]["id"] != "coverage":
+            raise CheckFailed("no coverage chart (svg#coverage) first")
+        guided = [c for c in (state or {}).get("checks", []) if c.get("guided")]
+        if len(cs) != 1 + len(guided):
+            raise CheckFailed("%d charts, expected the coverage chart and one per guided check (%d)" % (len(cs), len(guided)))
+        for c in cs:
+            if c["w"] < 100 or c["h"] < 50 or not c["d"] or not c["d"].startswith("M") or c["points"] < 1:
+                raise CheckFailed("chart %s is not drawn: %s" % (c["id"], json.dumps(c)))
+        return "%d charts drawn (coverage and %d guided checks' margins)" % (len(cs), len(guided))
+    report("charts", charts)
+
+    def hover():
+        return hover_tip_title(b)
+    report("hover a point", hover)
+
+    def failures():
+        if state is None or not state.get("failures"):
+            return None
+        items = b.js(js_fn(r"""
+return [...document.querySelectorAll('#failures > li')].map(li => {
+  const a = li.querySelector('a.reproducer'), c = li.querySelector('code.reproduce');
+  return {href: a ? a.getAttribute('href') : null, code: c ? c.textContent : null};
+});
+"""))
+        if len(items) != len(state["failures"]):
+            raise CheckFailed("%d failures listed, explore.json has %d" % (len(items), len(state["failures"])))
+        for i, it in enumerate(items):
+            if not it["href"] or not os.path.isfile(os.path.join(folder, it["href"])):
+                raise CheckFailed("failure %d's reproducer link %s names no file beside the page" % (i + 1, it["href"]))
+            if not it["code"] or " run " not in it["code"]:
+                raise CheckFailed("failure %d has no 'letitcrash run FILE' line" % (i + 1))
+        return "%d failure(s), each linking its reproducer file (%s) and its run line" % (len(items), items[0]["href"])
+    report("failures", failures, skip="no failure found")
+
+
+def hover_tip_title(b):
+    """A chart point carries a <title> (the browser's own tooltip): its text names the run."""
+    t = b.js(js_fn(r"""
+const c = document.querySelector('svg.chart circle title');
+return c ? c.textContent : null;
+"""))
+    if not t or not re.match(r"run \d+: ", t):
+        raise CheckFailed("a chart point's <title> is %s, not 'run N: value'" % json.dumps(t))
+    return "chart points carry their run and value (%s)" % json.dumps(t)
+
+
+# ----------------------------------------------------------------------------------------------
 
 def resolve_page(kind, arg):
     if os.path.isfile(arg):
@@ -897,8 +987,8 @@ def main(argv):
     if len(argv) >= 2 and argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    if len(argv) != 3 or argv[1] not in ("run", "sweep"):
-        print("usage: browser-check.py run DIR|FILE.html | sweep DIR|FILE.html   (--help for more)", file=sys.stderr)
+    if len(argv) != 3 or argv[1] not in ("run", "sweep", "explore"):
+        print("usage: browser-check.py run DIR|FILE.html | sweep DIR|FILE.html | explore DIR   (--help for more)", file=sys.stderr)
         return 2
     kind, arg = argv[1], argv[2]
     failures = 0
@@ -946,6 +1036,8 @@ def main(argv):
             dom_bad = ["(the DOM could not be scanned: %s)" % e]
         if kind == "run":
             run_page_checks(browser, folder, report)
+        elif kind == "explore":
+            explore_page_checks(browser, folder, report)
         else:
             sweep_page_checks(browser, page, report)
         browser.move(1, 1)

@@ -37,6 +37,10 @@ TEST_CASE("a backend timeout shorter than the backend's latency is caught by cac
   CHECK_FALSE(r.checks[1].passed);
   INFO(r.checks[1].detail);
   CHECK(r.checks[1].detail.find("unavailable") != std::string::npos);
+  // Its identity and margin, as the check declares them: the shrinker and explore read these.
+  CHECK(lic::failure_id(r.checks[1]) == lic::FailureId{"cache.answered", "too_unavailable", {}});
+  REQUIRE(r.checks[1].margin);
+  CHECK(*r.checks[1].margin < 0);
 }
 
 TEST_CASE("a mistake in our behaviour's arguments is reported at its place in the file") {

@@ -23,8 +23,9 @@ double seconds(Duration d) { return static_cast<double>(d.ns) / 1e9; }
 
 Verdict leader_safety(const CheckInput& in) {
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
-  if (s.writes == 0) return {false, "no leader write was accepted: nobody led"};
+  if (s.writes == 0) return {false, "no leader write was accepted: nobody led", std::nullopt, "nobody_led"};
   Verdict v{s.ok(), pl::describe(s)};
+  if (!v.passed) v.kind = "stale_write";
   if (!s.unsafe.empty()) {
     const pl::UnsafeWrite& w = s.unsafe.front();
     for (const TraceEvent& e : *in.events) {
@@ -43,7 +44,7 @@ CheckJudge single_leader(Args& a) {
   const Duration max = a.duration("max");
   return [max](const CheckInput& in) {
     const pl::Beliefs b = pl::leader_beliefs(*in.events, in.end);
-    if (b.by_node.empty()) return Verdict{false, "no node ever believed it led"};
+    if (b.by_node.empty()) return Verdict{false, "no node ever believed it led", std::nullopt, "nobody_led"};
     std::string nodes;
     for (const std::string& n : b.overlap_nodes) nodes += (nodes.empty() ? "" : " and ") + n;
     const std::string what = b.longest_overlap == Duration::zero()
@@ -51,6 +52,11 @@ CheckJudge single_leader(Args& a) {
                                  : fmt::format("the longest time two nodes believed they led: {:.3f}s ({}, from t={})",
                                                seconds(b.longest_overlap), nodes, format_time(b.overlap_at));
     Verdict v{b.longest_overlap <= max, fmt::format("{} (at most {})", what, format_duration(max))};
+    if (!v.passed) v.kind = "two_leaders";
+    if (max > Duration::zero()) {
+      const double m = static_cast<double>((max - b.longest_overlap).ns) / static_cast<double>(max.ns);
+      v.margin = v.passed ? std::max(m, 0.0) : std::min(m, -1e-9);
+    }
     if (!v.passed)
       if (const TraceEvent* e = first_at(*in.events, b.overlap_at))
         v.witness = witness_at(*e, b.overlap_nodes, fmt::format("{} believed they led at once from here, for {:.3f}s", nodes,
@@ -85,8 +91,9 @@ CheckJudge failover(Args& a) {
   if (min < 0) a.invalid("min", "must be 0 or more");
   return [within, min](const CheckInput& in) {
     const pl::Leadership l = pl::leadership(*in.events, in.end);
-    if (!l.any_write) return Verdict{false, "no leader ever acted"};
+    if (!l.any_write) return Verdict{false, "no leader ever acted", std::nullopt, "nobody_led"};
     const Duration tcp = tcp_limit(*in.events);
+    std::optional<double> margin;
     const Duration session_end = std::max(l.keepalive, tcp);  // the old session must end
     std::vector<std::string> late;
     const pl::Failover* first_late = nullptr;
@@ -94,6 +101,10 @@ CheckJudge failover(Args& a) {
     for (const pl::Failover& f : l.failovers) {
       const Duration bound = within ? *within : l.bound(f) - l.keepalive + session_end;
       longest = std::max(longest, f.took());
+      if (bound > Duration::zero()) {
+        const double m = f.done() ? static_cast<double>((bound - f.took()).ns) / static_cast<double>(bound.ns) : -1.0;
+        margin = std::min(margin.value_or(m), m);
+      }
       if (f.took() <= bound) continue;
       late.push_back(fmt::format("{}, more than {}", describe(f), format_duration(bound)));
       if (first_late == nullptr) first_late = &f;
@@ -108,6 +119,15 @@ CheckJudge failover(Args& a) {
     if (!late.empty()) d = fmt::format("{} too slow: {}; {}", late.size(), late.front(), d);
     if (n < min) d = fmt::format("only {} leader losses, fewer than {}; {}", n, min, d);
     Verdict v{late.empty() && n >= min, d};
+    // Late, and taken by another node; late, and led again by the node that lost it (no other
+    // could take over); or nobody led again by the end.
+    if (!late.empty()) v.kind = !first_late->done() ? "not_taken_over" : first_late->to == first_late->from ? "retaken_late" : "too_slow";
+    // Whether another candidate could reach the database for most of it (the lock held it off)
+    // or none could (the cut alone): two bugs, the second no setting of the lock fixes.
+    if (!late.empty() && first_late->done())
+      v.roles = {first_late->blocked * 2 >= first_late->took() ? "no_candidate_could_reach" : "a_candidate_could_reach"};
+    else if (n < min) v.kind = "too_few";
+    if (margin && n >= min) v.margin = v.passed ? std::max(*margin, 0.0) : std::min(*margin, -1e-9);
     // The first failover too slow: from the instant its leader lost the leadership.
     if (first_late != nullptr)
       if (const TraceEvent* e = first_at(*in.events, first_late->lost))
@@ -123,6 +143,7 @@ Verdict leader_at_end(const CheckInput& in) {
   const pl::Beliefs b = pl::leader_beliefs(*in.events, in.end);
   if (b.at_end.size() != 1) {
     Verdict v{false, fmt::format("{} nodes believe they lead at the end, not one", b.at_end.size())};
+    v.kind = b.at_end.empty() ? "no_leader" : "two_leaders";
     // The last change of anyone's belief: from there on the count stayed wrong.
     const TraceEvent* last = nullptr;
     for (const TraceEvent& e : *in.events)
@@ -139,9 +160,10 @@ Verdict leader_at_end(const CheckInput& in) {
               e.text(Atom("node")) == node;
   }
   const bool unsafe_late = std::any_of(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& w) { return w.at >= in.phases.chaos_end; });
-  if (writes == 0) return {false, node + " believes it leads at the end but made no accepted write in the quiet phase"};
+  if (writes == 0) return {false, node + " believes it leads at the end but made no accepted write in the quiet phase", std::nullopt, "no_write"};
   if (unsafe_late) {
     Verdict v{false, node + " leads at the end, but the quiet phase saw a write from a node that did not lead"};
+    v.kind = "stale_write";
     const auto w = std::find_if(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& u) { return u.at >= in.phases.chaos_end; });
     if (const TraceEvent* e = first_at(*in.events, w->at))
       v.witness = witness_at(*e, {w->node}, fmt::format("{} wrote (write {}) in the quiet phase while {} led", w->node, w->seq,
@@ -155,11 +177,16 @@ CheckJudge leader_availability(Args& a) {
   const Ratio min = a.ratio("min");
   return [min](const CheckInput& in) {
     const pl::Leadership l = pl::leadership(*in.events, in.end);
-    if (!l.any_write) return Verdict{false, "no leader ever acted"};
+    if (!l.any_write) return Verdict{false, "no leader ever acted", std::nullopt, "nobody_led"};
     const pl::Availability m = pl::measure(l.acting, l.first_write, in.end);
     const bool ok = m.availability * static_cast<double>(min.den) >= static_cast<double>(min.num);
-    return Verdict{ok, fmt::format("some leader acted {:.4f}% of the run from its first write (at least {}); {} losses, MTTR {}",
-                                   m.availability * 100, format_ratio(min), l.failovers.size(), format_duration(m.mttr))};
+    Verdict v{ok, fmt::format("some leader acted {:.4f}% of the run from its first write (at least {}); {} losses, MTTR {}",
+                              m.availability * 100, format_ratio(min), l.failovers.size(), format_duration(m.mttr))};
+    const double floor = static_cast<double>(min.num) / static_cast<double>(min.den);
+    const double mm = (m.availability - floor) / (floor < 1 ? 1 - floor : 1);
+    v.margin = ok ? std::max(mm, 0.0) : std::min(mm, -1e-9);
+    if (!ok) v.kind = "below_floor";
+    return v;
   };
 }
 

@@ -9,6 +9,7 @@
 #include "properties/conservation.hpp"
 #include "properties/ingest_conservation.hpp"
 #include "scenarios/checks/model.hpp"
+#include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
 namespace lic::scenarios {
@@ -18,6 +19,28 @@ namespace {
 using supervision::events::kReachedMax;
 
 __extension__ typedef unsigned __int128 Wide;  // exact products of nanoseconds and ratio terms
+
+/// A verdict with its failure kind, roles and margin; the margin is held to the verdict's side of
+/// 0 (a holding check at least at the edge, a failing one below it).
+Verdict tagged(Verdict v, std::string kind, std::vector<std::string> roles, std::optional<double> margin = std::nullopt) {
+  if (!v.passed) {
+    v.kind = std::move(kind);
+    v.roles = std::move(roles);
+  }
+  if (margin) v.margin = v.passed ? std::max(*margin, 0.0) : std::min(*margin, -1e-9);
+  return v;
+}
+
+/// How close the roots came to giving up: 1 - the highest root's restarts in its window over its
+/// intensity (0 at the edge: one restart more and it gives up). None when no root supervisor
+/// counts restarts.
+std::optional<double> roots_margin(const CheckInput& in) {
+  const std::map<std::string, double> peaks = intensity_peaks(in);
+  std::optional<double> m;
+  for (const std::string& r : in.roots)
+    if (const auto it = peaks.find(r); it != peaks.end()) m = std::min(m.value_or(1.0), 1.0 - it->second);
+  return m;
+}
 
 std::string join(const std::vector<std::string>& v, std::size_t cap = 5) {
   std::string s;
@@ -88,36 +111,39 @@ CheckJudge escalation(bool expected) {
     const std::string levels = gave_up.empty() ? "no supervisor reached its restart intensity"
                                                : "reached the restart intensity, in order: " + join(gave_up, 10);
     const TraceEvent* top = root_gave_up_at(*in.events, in.roots);
+    const std::string top_path = top != nullptr ? std::string(top->label.name.text()) : std::string();
     const auto at_top = [&](const std::string& detail) -> Verdict {
-      return {expected, detail,
-              witness_at(*top, {std::string(top->label.name.text())},
-                         std::string(top->label.name.text()) + " reached its restart intensity and gave up")};
+      return {expected, detail, witness_at(*top, {top_path}, top_path + " reached its restart intensity and gave up")};
     };
     if (expected) {
       if (root_gave_up && top != nullptr) return at_top("escalated to the top: " + levels);
-      return Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels};
+      return tagged(Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels},
+                    "held", {});
     }
-    if (root_gave_up && top != nullptr) return at_top("escalated to the top: " + levels);
-    if (root_gave_up) return Verdict{false, "escalated to the top: " + levels};
+    const std::optional<double> margin = roots_margin(in);
+    if (root_gave_up && top != nullptr) return tagged(at_top("escalated to the top: " + levels), "escalated", {top_path}, margin);
+    if (root_gave_up) return tagged(Verdict{false, "escalated to the top: " + levels}, "escalated", {}, margin);
     // A root gone another way (its own start failed, say) is not a tree that held either.
     for (const std::string& r : in.roots) {
       if (in.phases.escalated && std::find(in.alive.begin(), in.alive.end(), r) == in.alive.end())
-        return Verdict{false, root_end(in, r) + "; " + levels};
+        return tagged(Verdict{false, root_end(in, r) + "; " + levels}, "root_gone", {r});
     }
-    return Verdict{true, "no root gave up; " + levels};
+    return tagged(Verdict{true, "no root gave up; " + levels}, "", {}, margin);
   };
 }
 
 Verdict converges(const CheckInput& in) {
-  if (!in.quiet_ran) return {false, "the run stopped before the quiet phase ended: convergence was not judged"};
+  if (!in.quiet_ran) return tagged(Verdict{false, "the run stopped before the quiet phase ended: convergence was not judged"}, "not_judged", {});
   if (!in.phases.converged) {
     Verdict v{false, "not converged: " + join(in.phases.not_running)};
+    v.kind = "not_converged";
     // The last exit of the first path not running ("/root/c: a permanent child is not
     // running"): from there it stayed down.
     // ("/root is gone (escalated to the top)"): ids hold no space, and may hold a ':'.
     const std::string first = in.phases.not_running.empty() ? std::string() : in.phases.not_running.front();
     const std::size_t colon = first.find(": ");
     const std::string path = first.substr(0, colon != std::string::npos ? colon : first.find(' '));
+    if (!path.empty()) v.roles = {path};
     if (const TraceEvent* gone = path.empty() ? nullptr : last_exit(*in.events, path, true))
       v.witness = witness_at(*gone, {path}, path + " exited " + to_string(gone->reason) + " and was not running when the quiet phase ended");
     return v;
@@ -152,6 +178,32 @@ std::string describe_availability(const properties::Availability& m, const prope
   return d;
 }
 
+/// The cause of an availability check's longest outage, as its kind and roles: the fault that
+/// acted at its start (crash_of PATH, killed PATH, node_down NODE, stopped NODE, cut), else
+/// first_start (the subtree had not yet come up), never_repaired (down to the end with no fault
+/// at its start) or outage.
+void outage_cause(const EventLog& events, const properties::Interval& longest, const properties::Intervals& up, Time end, Verdict& v) {
+  const TraceEvent* cause = nullptr;
+  for (const TraceEvent& e : events) {
+    if (e.time > longest.from) break;
+    if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected && e.time + kSecond >= longest.from) cause = &e;
+  }
+  if (cause != nullptr) {
+    const std::string kind = cause->text(keys::kKind);
+    std::string target = cause->text(keys::kTarget);
+    if (target.rfind("node:", 0) == 0) target = target.substr(5);
+    if (kind == "crash" || kind == "exit") v.kind = "crash_of", v.roles = {target};
+    else if (kind == "kill") v.kind = "killed", v.roles = {target};
+    else if (kind == "node_crash") v.kind = "node_down", v.roles = {target};
+    else if (kind == "stop_task") v.kind = "stopped", v.roles = {target};
+    else if (kind == "pause") v.kind = "paused", v.roles = {target};
+    else v.kind = "cut_by_" + kind;
+    return;
+  }
+  if (up.empty() || longest.from == Time{} || up.front().from > longest.from) v.kind = "first_start";
+  else if (longest.to == end) v.kind = "never_repaired";
+}
+
 CheckJudge availability(Args& a) {
   const std::string of = a.path("of");
   const Ratio min = a.ratio("min");
@@ -164,14 +216,27 @@ CheckJudge availability(Args& a) {
     const auto lhs = static_cast<Wide>(m.up.ns) * min.den;
     const auto rhs = static_cast<Wide>(m.observed.ns) * min.num;
     Verdict v{m.observed > Duration::zero() && lhs >= rhs, describe_availability(m, up, in.end, min, instant.size())};
-    if (v.passed) return v;
+    // The margin: the measured share's distance to the floor, over what the floor leaves to be down.
+    const double floor = static_cast<double>(min.num) / static_cast<double>(min.den);
+    const double room = floor < 1 ? 1 - floor : 1;
+    v.margin = m.observed > Duration::zero() ? (m.availability - floor) / room : -1.0;
+    if (v.passed) {
+      v.margin = std::max(*v.margin, 0.0);
+      return v;
+    }
+    v.margin = std::min(*v.margin, -1e-9);
+    v.kind = "outage";
     // The longest outage: where most of what was missing went.
     const properties::Intervals down = properties::complement(up, Time{}, in.end);
     const auto longest = std::max_element(down.begin(), down.end(), [](const auto& x, const auto& y) { return x.length() < y.length(); });
-    if (longest != down.end())
+    if (longest != down.end()) {
       if (const TraceEvent* e = first_at(*in.events, longest->from))
         v.witness = witness_at(*e, {of}, fmt::format("{} down from here for {} (its longest outage{})", of, format_duration(longest->length()),
                                                      longest->to == in.end ? ", never repaired" : ""));
+      outage_cause(*in.events, *longest, up, in.end, v);
+    } else if (up.empty()) {
+      v.kind = "never_up";
+    }
     return v;
   };
 }
@@ -181,7 +246,7 @@ CheckJudge alive(Args& a) {
   return [of](const CheckInput& in) {
     if (properties::names_service(*in.events, of)) return service_alive(in, of);
     const bool up = std::binary_search(in.alive.begin(), in.alive.end(), of);
-    Verdict v{up, up ? "running at the end" : "no process at " + of + " at the end"};
+    Verdict v = tagged(Verdict{up, up ? "running at the end" : "no process at " + of + " at the end"}, "not_alive", {of});
     if (const TraceEvent* gone = up ? nullptr : last_exit(*in.events, of))
       v.witness = witness_at(*gone, {of}, of + " exited " + to_string(gone->reason) + " and was not running again by the end");
     return v;
@@ -205,6 +270,12 @@ Verdict pipeline_conservation(const properties::Conservation& k, const LossBound
   std::string d = properties::describe(k);
   if (!within) d = fmt::format("{} lines lost beyond the bound (at most {}): {}", beyond, *bound.max, d);
   Verdict v{k.ok && within, d};
+  if (k.duplicated.count > 0) v.kind = "duplicated";
+  else if (k.unknown.count > 0) v.kind = "unknown_item";
+  else if (k.unaccounted.count > 0) v.kind = "unaccounted";
+  else if (!within) v.kind = "lost_over_bound";
+  if (bound.max) v.margin = static_cast<double>(*bound.max - beyond) / static_cast<double>(*bound.max + 1);
+  if (!k.ok) v.margin = -1.0;
   if (within) return v;
   // The loss that went past the bound: the (max + 1)-th that the bound does not allow.
   std::int64_t n = 0;
@@ -212,6 +283,8 @@ Verdict pipeline_conservation(const properties::Conservation& k, const LossBound
     if (bound.allows(l.why) || ++n <= *bound.max) continue;
     v.witness = Witness{l.at.ns, l.event, {std::string(l.label.text())},
                         fmt::format("line {} lost ({}): loss {} of at most {}", l.seq, l.why, n, *bound.max)};
+    v.roles = {std::string(l.label.text()), "lost:" + l.why};
+    if (!l.to.empty()) v.roles.push_back("to:" + std::string(l.to.text()));
     break;
   }
   return v;
@@ -233,6 +306,10 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
     d = fmt::format("{} event{} lost beyond the bound (at most {}): {}; {}", beyond, beyond == 1 ? "" : "s", *bound.max,
                     join(named), d);
   Verdict v{k.ok() && k.accepted > 0 && within, d};
+  if (!k.ok()) v.kind = "violation", v.margin = -1.0;
+  else if (k.accepted == 0) v.kind = "nothing_accepted";
+  else if (!within) v.kind = "lost_over_bound";
+  if (bound.max && k.ok()) v.margin = static_cast<double>(*bound.max - beyond) / static_cast<double>(*bound.max + 1);
   if (within) return v;
   // The batch whose loss went past the bound, at the instant it was lost.
   std::vector<const properties::LostEvents*> in_time;  // k.lost is by batch; the bound is crossed in time
@@ -243,6 +320,7 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   for (const properties::LostEvents* l : in_time) {
     if ((n += l->events) <= *bound.max) continue;
     if (const TraceEvent* e = first_at(events, l->at)) v.witness = witness_at(*e, {l->where}, properties::describe(*l));
+    v.roles = {l->where, "lost:" + l->why};
     break;
   }
   return v;
@@ -274,14 +352,18 @@ CheckJudge conservation(Args& a) {
         in.conservation != nullptr ? *in.conservation : properties::check_conservation(*in.events);  // one pass, read twice
     const bool lines = k.emitted.count > 0;
     const bool ingest = properties::has_ingest(*in.events);
-    if (!lines && !ingest) return Verdict{false, "nothing to conserve: no pipeline line was emitted and no ingest event accepted"};
+    if (!lines && !ingest)
+      return tagged(Verdict{false, "nothing to conserve: no pipeline line was emitted and no ingest event accepted"}, "nothing_to_conserve", {});
     Verdict v{true, ""};
     for (const Verdict& part : {lines ? pipeline_conservation(k, bound) : Verdict{true, ""},
                                 ingest ? ingest_conservation(*in.events, bound) : Verdict{true, ""}}) {
       v.passed = v.passed && part.passed;
       if (!part.detail.empty()) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;
       if (!v.witness && part.witness) v.witness = part.witness;
+      if (!part.passed && v.kind.empty()) v.kind = part.kind, v.roles = part.roles;
+      if (part.margin) v.margin = std::min(v.margin.value_or(*part.margin), *part.margin);
     }
+    if (v.margin) v.margin = v.passed ? std::max(*v.margin, 0.0) : std::min(*v.margin, -1e-9);
     return v;
   };
 }
@@ -291,10 +373,16 @@ CheckJudge drained(Args& a) {
   const std::optional<Duration> within = a.given("within") ? std::optional<Duration>(a.positive("within")) : std::nullopt;
   return [within](const CheckInput& in) {
     std::map<Atom, Time> since;
+    std::map<Atom, Duration> grace;  // each node's SIGKILL delay, from its stop_task fault
     std::vector<std::string> out;
     bool ok = true, any = false;
     std::optional<Witness> first_bad;
+    std::string kind;
+    std::vector<std::string> roles;
+    std::optional<double> margin;
     for (const TraceEvent& e : *in.events) {
+      if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected && e.text(keys::kKind) == "stop_task")
+        if (const Duration* d = e.field<Duration>(keys::kDelay)) grace[Atom(e.text(keys::kNode))] = *d;
       if (e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigterm")) since.try_emplace(e.node, e.time);
       const bool exit = e.kind == EventKind::task_exit, kill = e.kind == EventKind::signal && !e.pid && e.tag == Atom("sigkill");
       const auto it = since.find(e.node);
@@ -303,6 +391,16 @@ CheckJudge drained(Args& a) {
       const Duration took = e.time - it->second;
       const bool clean = exit && e.reason == Reason::normal() && (!within || took <= *within);
       ok = ok && clean;
+      // How much of its time it had left: of `within` when given, else of its grace.
+      const auto bound = within ? std::optional<Duration>(*within) : grace.count(e.node) > 0 ? std::optional<Duration>(grace[e.node]) : std::nullopt;
+      if (bound && *bound > Duration::zero()) {
+        const double left = kill ? -1.0 : static_cast<double>((*bound - took).ns) / static_cast<double>(bound->ns);
+        margin = std::min(margin.value_or(left), left);
+      }
+      if (!clean && kind.empty()) {
+        kind = kill ? "grace_exceeded" : exit && e.reason == Reason::normal() ? "late" : "crashed";
+        roles = {std::string(e.node.text())};
+      }
       out.push_back(fmt::format("{} {} {:.3f}s after SIGTERM (at t={})", e.node.text(),
                                 kill ? "was killed (SIGKILL)" : exit && e.reason == Reason::normal() ? "exited" : "crashed with " + to_string(e.reason),
                                 static_cast<double>(took.ns) / 1e9, format_time(e.time)));
@@ -312,9 +410,11 @@ CheckJudge drained(Args& a) {
     for (const auto& [node, t] : since) {
       ok = false;
       out.push_back(fmt::format("{} still running {} after SIGTERM", node.text(), format_duration(in.end - t)));
+      if (kind.empty()) kind = "still_running", roles = {std::string(node.text())};
     }
-    if (!any && since.empty()) return Verdict{false, "no task was sent SIGTERM (stop_task)"};
-    return Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : ""), first_bad};
+    if (!any && since.empty()) return tagged(Verdict{false, "no task was sent SIGTERM (stop_task)"}, "no_sigterm", {});
+    return tagged(Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : ""), first_bad},
+                  kind, roles, margin);
   };
 }
 
@@ -334,6 +434,8 @@ CheckJudge restarts(Args& a) {
     if (count) want = fmt::format("exactly {}", *count);
     if (max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *max);
     Verdict v{(!max || n <= *max) && (!count || n == *count), fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want)};
+    v = tagged(std::move(v), max && n > *max ? "too_many" : "not_exactly", {of},
+               max ? std::optional<double>(static_cast<double>(*max - n) / static_cast<double>(*max + 1)) : std::nullopt);
     // Too many: the restart past the limit (start limit + 2: the first start is not a restart).
     const std::optional<std::int64_t> limit = max ? max : count;
     if (!v.passed && limit && n > *limit) {

@@ -48,6 +48,18 @@ struct Verdict {
   /// The event that decided it, when the judge can name one; none: run_checks gives the run's
   /// end (the verdict was about the whole run).
   std::optional<Witness> witness{};
+  /// A failure's kind: a word of the check's own small, stable vocabulary (conservation:
+  /// duplicated, lost_over_bound, ...; docs/shrinking.md lists them). Empty: the check's name.
+  /// Two failures are the same bug when the check, the kind and the roles match: the detail's
+  /// words and numbers never count.
+  std::string kind{};
+  /// The roles of the witness's processes that make the failure this one: the path that crashed,
+  /// the supervisor that gave up, the node that wrote. Empty: none.
+  std::vector<std::string> roles{};
+  /// The signed distance to failing, as a share of the check's bound: above 0 the check holds
+  /// with that much room, at 0 it is at the edge, below 0 it failed by that much. None: the
+  /// check measures no distance (a guided search is then steered by coverage alone).
+  std::optional<double> margin{};
 };
 
 /// A witness at trace event `e` (its time and index), about `processes`.
@@ -80,7 +92,28 @@ struct CheckResult {
   bool passed = false;
   std::string detail;
   std::optional<Witness> witness{};  ///< always set by run_checks
+  std::string kind{};                ///< a failure's kind (Verdict::kind; the check's name when it gives none); empty when it holds
+  std::vector<std::string> roles{};  ///< Verdict::roles
+  std::optional<double> margin{};    ///< Verdict::margin
 };
+
+/// What makes two failures the same bug: the check (its title, arguments' paths included), the
+/// failure's kind and its roles. Numbers, times and words never count.
+struct FailureId {
+  std::string check;
+  std::string kind;
+  std::vector<std::string> roles;
+  bool operator==(const FailureId&) const = default;
+};
+
+/// A failed check's identity.
+FailureId failure_id(const CheckResult& r);
+/// "no_escalation: escalated [/root]".
+std::string to_string(const FailureId& id);
+
+/// Per supervisor of the file's trees (by path): the most restarts its window held at once, over
+/// its intensity (above 1: it gave up). The metric intensity_peak(PATH) (checks/tree_checks.cpp).
+std::map<std::string, double> intensity_peaks(const CheckInput& in);
 
 /// converges, no_escalation, escalates, availability, alive, conservation, restarts, model.
 std::vector<CheckInfo> builtin_checks();

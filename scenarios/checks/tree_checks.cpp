@@ -111,13 +111,19 @@ CheckJudge clean_shutdown(Args& a) {
     }
     const std::string where = of.empty() ? "" : " under " + of;
     if (cut.empty()) return Verdict{true, "every child asked to stop" + where + " stopped within its shutdown timeout"};
-    return Verdict{false, fmt::format("{} shutdown{} cut short{}: {}", cut.size(), cut.size() == 1 ? "" : "s", where, join(what)),
-                   witness_at(*cut.front().event, {cut.front().child, cut.front().supervisor},
-                              fmt::format("{} killed {}: its shutdown timeout ran out", cut.front().supervisor, cut.front().child))};
+    Verdict v{false, fmt::format("{} shutdown{} cut short{}: {}", cut.size(), cut.size() == 1 ? "" : "s", where, join(what)),
+              witness_at(*cut.front().event, {cut.front().child, cut.front().supervisor},
+                         fmt::format("{} killed {}: its shutdown timeout ran out", cut.front().supervisor, cut.front().child))};
+    v.kind = "cut_short";
+    v.roles = {cut.front().child};
+    return v;
   };
 }
 
 // ---- never_gives_up -----------------------------------------------------------------------------
+
+std::map<std::string, double> peaks_in_window(const CheckInput& in);
+std::map<std::string, double> attempt_peaks(const CheckInput& in);
 
 CheckJudge never_gives_up(Args& a) {
   const std::string of = a.supervisor_path("of");
@@ -128,17 +134,33 @@ CheckJudge never_gives_up(Args& a) {
     for (const TraceEvent& e : *in.events) {
       if (e.kind != EventKind::system) continue;
       const std::string label(e.label.name.text());
-      if (e.name == ev::kServiceGaveUp && label + "/" + e.text(keys::kId) == of)
-        return Verdict{false, fmt::format("{} gave up for good at t={} ({}, after attempt {})", of, format_time(e.time), e.text(keys::kWhy),
-                                          e.field<std::int64_t>(keys::kAttempt) ? *e.field<std::int64_t>(keys::kAttempt) : 0),
-                       witness_at(e, {of}, fmt::format("{} gave up for good ({})", of, e.text(keys::kWhy)))};
-      if (e.name == ev::kReachedMax && label == of)
-        return Verdict{false, fmt::format("{} reached its restart intensity at t={} (when {} failed) and gave up", of,
-                                          format_time(e.time), e.text(keys::kId)),
-                       witness_at(e, {of, of + "/" + e.text(keys::kId)},
-                                  fmt::format("{} reached its restart intensity when {} failed", of, e.text(keys::kId)))};
+      if (e.name == ev::kServiceGaveUp && label + "/" + e.text(keys::kId) == of) {
+        Verdict v{false, fmt::format("{} gave up for good at t={} ({}, after attempt {})", of, format_time(e.time), e.text(keys::kWhy),
+                                     e.field<std::int64_t>(keys::kAttempt) ? *e.field<std::int64_t>(keys::kAttempt) : 0),
+                  witness_at(e, {of}, fmt::format("{} gave up for good ({})", of, e.text(keys::kWhy)))};
+        v.kind = "service_gave_up";
+        v.roles = {of};
+        v.margin = -1.0;
+        return v;
+      }
+      if (e.name == ev::kReachedMax && label == of) {
+        Verdict v{false, fmt::format("{} reached its restart intensity at t={} (when {} failed) and gave up", of,
+                                     format_time(e.time), e.text(keys::kId)),
+                  witness_at(e, {of, of + "/" + e.text(keys::kId)},
+                             fmt::format("{} reached its restart intensity when {} failed", of, e.text(keys::kId)))};
+        v.kind = "reached_intensity";
+        v.roles = {of};
+        const auto peaks = peaks_in_window(in);
+        const auto it = peaks.find(of);
+        v.margin = std::min(it != peaks.end() ? 1.0 - it->second : -1.0, -1e-9);
+        return v;
+      }
     }
-    return Verdict{true, fmt::format("{} never gave up", service ? "the service " + of : "the supervisor " + of)};
+    Verdict v{true, fmt::format("{} never gave up", service ? "the service " + of : "the supervisor " + of)};
+    // How close it came: 1 - its peak share of the intensity (a supervisor) or of max_attempts (a service).
+    const auto peaks = service ? attempt_peaks(in) : peaks_in_window(in);
+    if (const auto it = peaks.find(of); it != peaks.end()) v.margin = std::max(1.0 - it->second, 0.0);
+    return v;
   };
 }
 
@@ -153,7 +175,7 @@ bool restarts(supervision::RestartType t, const std::string& reason) {
 
 /// Per supervisor path: the most restarts its window held at once, over its intensity. Each
 /// incarnation counts afresh (a restarted supervisor starts with an empty window, as in OTP).
-std::map<std::string, double> intensity_peaks(const CheckInput& in) {
+std::map<std::string, double> peaks_in_window(const CheckInput& in) {
   const TreeIndex tree(in.scenario);
   std::map<Pid, supervision::RestartIntensity> windows;
   std::map<std::string, double> peak;
@@ -195,7 +217,7 @@ std::map<std::string, double> attempt_peaks(const CheckInput& in) {
 
 void measure_peaks(const CheckInput& in, reports::Metrics& out) {
   if (in.scenario == nullptr) return;
-  for (const auto& [path, p] : intensity_peaks(in)) out["intensity_peak(" + path + ")"] = reports::MetricValue{{p}, false};
+  for (const auto& [path, p] : peaks_in_window(in)) out["intensity_peak(" + path + ")"] = reports::MetricValue{{p}, false};
   for (const auto& [path, p] : attempt_peaks(in)) out["attempts_peak(" + path + ")"] = reports::MetricValue{{p}, false};
 }
 
@@ -204,16 +226,22 @@ CheckJudge intensity_headroom(Args& a) {
   const Ratio max = a.ratio("max");
   if (!a.failed() && (max.num <= 0 || max.num > max.den)) a.invalid("max", "must be more than 0% and at most 100%");
   return [of, max](const CheckInput& in) {
-    const auto peaks = intensity_peaks(in);
+    const auto peaks = peaks_in_window(in);
     const auto it = peaks.find(of);
-    if (it == peaks.end()) return Verdict{false, of + " is not a supervisor of the file's trees"};
+    if (it == peaks.end()) return Verdict{false, of + " is not a supervisor of the file's trees", std::nullopt, "not_a_supervisor", {of}};
     const double limit = static_cast<double>(max.num) / static_cast<double>(max.den);
-    return Verdict{it->second <= limit, fmt::format("{}'s restarts in its window peaked at {:.0f}% of its intensity (at most {})", of,
-                                                    it->second * 100, format_ratio(max))};
+    Verdict v{it->second <= limit, fmt::format("{}'s restarts in its window peaked at {:.0f}% of its intensity (at most {})", of,
+                                               it->second * 100, format_ratio(max))};
+    v.margin = (limit - it->second) / limit;
+    v.margin = v.passed ? std::max(*v.margin, 0.0) : std::min(*v.margin, -1e-9);
+    if (!v.passed) v.kind = "over_headroom", v.roles = {of};
+    return v;
   };
 }
 
 }  // namespace
+
+std::map<std::string, double> intensity_peaks(const CheckInput& in) { return peaks_in_window(in); }
 
 Verdict service_alive(const CheckInput& in, const std::string& path) {
   std::string state = "never registered";

@@ -12,8 +12,8 @@
 
 #include "reports/run_report.hpp"
 #include "scenarios/run/report.hpp"
-#include "scenarios/run/results_file.hpp"
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/results_file.hpp"
+#include "scenarios/search/sweep.hpp"
 #include "scenarios/testing/run_text.hpp"
 
 using namespace lic;

@@ -16,6 +16,7 @@
 
 #include "scenarios/args.hpp"
 #include "scenarios/faults/table.hpp"
+#include "scenarios/file/fix.hpp"
 #include "scenarios/file/validate.hpp"
 #include "supervision/lifecycle.hpp"
 
@@ -1020,6 +1021,27 @@ void read_expect(Reader& rd, const YAML::Node& n, Scenario& s) {
   }
 }
 
+/// `fix: {tree: {PATH: {KEY: VALUE, ...}, ...}}`: a known bug's fix, kept as written (in flow
+/// style) and applied by file/fix.hpp once the file has read; here only its shape is checked.
+void read_fix(Reader& rd, const YAML::Node& n, Scenario& s) {
+  s.fix_mark = mark_of(n);
+  for (const Entry& e : rd.entries(n, "fix", {"tree"})) {
+    if (!e.value.IsMap() || e.value.size() == 0) {
+      rd.error(e.value, "fix: tree: a map of tree paths to what changes there, e.g. {/root: {intensity: 10}}");
+      return;
+    }
+    for (const auto& kv : e.value) {
+      const std::string path = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+      if (path.empty() || path.front() != '/') rd.error(kv.first, "fix: tree: a key is a tree path (/root/child), not '" + path + "'");
+      else if (!kv.second.IsMap() || kv.second.size() == 0) rd.error(kv.second, "fix: tree: " + path + ": give what changes, e.g. {intensity: 10}");
+    }
+  }
+  if (!n.IsMap()) return;
+  YAML::Emitter y;
+  y << YAML::Flow << n;
+  s.fix = y.c_str();
+}
+
 void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Registry& registry) {
   if (e.key == "scenario") {
     rd.name(e.value, "scenario (its name)", s.name);
@@ -1048,6 +1070,7 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
     for_items(rd, e.value, "checks", [&](const YAML::Node& x) { s.checks.push_back(read_check(rd, x, registry)); });
   } else if (e.key == "reports") read_reports(rd, e.value, s.reports);
   else if (e.key == "expect") read_expect(rd, e.value, s);
+  else if (e.key == "fix") read_fix(rd, e.value, s);
   else if (e.key == "buggify") {
     s.buggify_mark = mark_of(e.value);
     rd.words(e.value, "buggify (the points to turn on)", s.buggify);
@@ -1058,7 +1081,8 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
   Seen seen;
   for (const Entry& e : rd.entries(doc, "the scenario",
                                    {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
-                                    "network", "tree", "trees", "script", "faults", "checks", "reports", "expect", "buggify"}))
+                                    "network", "tree", "trees", "script", "faults", "checks", "reports", "expect", "buggify",
+                                    "fix"}))
     read_section(rd, e, s, seen, registry);
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");
@@ -1207,6 +1231,9 @@ ParseResult parse_scenario(std::string_view text, const std::string& file, const
   // The whole-scenario checks can trust only what was read without mistakes; run them when the
   // reading went well, or when the mistakes were elsewhere (they are still worth reporting).
   validate_into(out.scenario, registry, out.errors);
+  // A known bug's fix must apply: every path it names is in the trees, and the fixed file reads.
+  if (out.errors.empty() && !out.scenario.fix.empty())
+    for (Diagnostic& d : apply_fix(out.scenario, registry).errors) out.errors.push_back(std::move(d));
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const Diagnostic& a, const Diagnostic& b) {
     return std::pair(a.mark.line, a.mark.col) < std::pair(b.mark.line, b.mark.col);
   });

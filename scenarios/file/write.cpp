@@ -327,6 +327,7 @@ std::string to_yaml(const Scenario& s) {
     for (const std::string& c : s.expect_fail) y << c;
     y << YAML::EndSeq << YAML::EndMap;
   }
+  if (!s.fix.empty()) y << YAML::Key << "fix" << YAML::Value << YAML::Flow << YAML::Load(s.fix);
   if (!s.checks.empty()) {
     y << YAML::Key << "checks" << YAML::Value << YAML::BeginSeq;
     for (const CheckDecl& c : s.checks) write_check(y, c);

@@ -6,6 +6,25 @@
 
 namespace lic::scenarios {
 
+namespace {
+
+void collect_paths(const std::vector<TreeNode>& nodes, const std::string& prefix, std::vector<std::string>& out) {
+  for (const TreeNode& n : nodes) {
+    const std::string p = prefix + "/" + n.spec.id;
+    out.push_back(p);
+    for (const ServiceDecl& s : n.services) out.push_back(p + "/" + s.name);
+    collect_paths(n.children, p, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> tree_paths(const std::vector<TreeNode>& trees) {
+  std::vector<std::string> out;
+  collect_paths(trees, "", out);
+  return out;
+}
+
 BehaviourFactory TreeBuilder::factory(const BehaviourRef& ref) const {
   std::vector<Diagnostic> errors;
   BehaviourFactory f = registry_.make_behaviour(ref, errors);

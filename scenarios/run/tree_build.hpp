@@ -3,6 +3,8 @@
 // functions that make each behaviour through the registry.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "scenarios/registry.hpp"
 #include "scenarios/scenario.hpp"
@@ -10,6 +12,9 @@
 #include "supervision/supervisor.hpp"
 
 namespace lic::scenarios {
+
+/// Every path in the trees (roots, children, lifecycle services), parents before their children.
+std::vector<std::string> tree_paths(const std::vector<TreeNode>& trees);
 
 class TreeBuilder {
  public:

@@ -17,6 +17,7 @@
 #include "scenarios/run/report.hpp"
 #include "tools/letitcrash/commands.hpp"
 #include "tools/letitcrash/demo.hpp"
+#include "tools/letitcrash/explore.hpp"
 #include "tools/letitcrash/shrink.hpp"
 #include "tools/letitcrash/sweep.hpp"
 
@@ -109,10 +110,13 @@ Action add_bench(CLI::App& app, const std::string& self) {
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
   b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs; the sweep speed-up the median of this many pairs (at least 5)")->check(CLI::Range(1, 100));
   auto bugs = std::make_shared<bench::BugBenchOptions>();
-  auto* bb = b->add_subcommand("bugs", "Seeds to the first failure of each known bug in scenarios/bugs/, uniform and swarm, and the shrunk case's size (docs/benchmarks.md)");
+  auto* bb = b->add_subcommand("bugs", "Runs to the first failure of each known bug in scenarios/bugs/: uniform seeds, swarm and the guided explorer on the same budget, their CPU time, the shrunk case's size, and issue 31's targets (docs/benchmarks.md)");
   bb->add_option("--dir", bugs->dir, "The bug files' folder (default scenarios/bugs)");
-  bb->add_option("--ranges", bugs->ranges, "Independent seed ranges per bug and mode (default 20)")->check(CLI::Range(1, 1000));
-  bb->add_option("--max-seeds", bugs->max_seeds, "Seeds a range tries before it counts as not found (default 2000)")->check(CLI::Range(1, 1000000));
+  bb->add_option("--only", bugs->only, "Measure the one bug file of this stem (e.g. rare_pause_past_lease)");
+  bb->add_option("--ranges", bugs->ranges, "Independent tries per bug and mode: seed ranges, explorer seeds (default 20)")->check(CLI::Range(1, 1000));
+  bb->add_option("--max-seeds", bugs->max_seeds, "Runs a try makes before it counts as not found (default 2000)")->check(CLI::Range(1, 1000000));
+  bb->add_flag("!--no-swarm", bugs->swarm, "Leave swarm mode out");
+  bb->add_flag("!--no-explore", bugs->explore, "Leave the explorer out");
   bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)");
   bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
   return [b, bb, o, bugs, only, backend] {
@@ -169,6 +173,7 @@ Action add_run(CLI::App& app, const tools::Invocation& cli) {
   add_budgets(r, a->budgets);
   r->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): the seed picks which faults are on, ranged knobs, the tie-break and buggify points, and the choice is printed first");
   r->add_option("--format", *format, "What to print: text or json (the summary object)")->check(CLI::IsMember({"text", "json"}));
+  r->add_flag("--fixed", a->fixed, "Run the file with its `fix:` applied (a known bug's fix: it should pass)");
   return [r, a, until, tie, format, &cli] {
     if (!r->parsed()) return -1;
     a->until = as_time(*until);
@@ -242,6 +247,7 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   add_budgets(w, a->budgets);
   w->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): each seed picks which faults are on, their ranged knobs, the tie-break and buggify points; results lines record the choice");
   w->add_flag("--coverage", a->coverage, "Print what the sweep exercised: each fault's seeds on and acted, buggify hits, check verdicts, supervision outcomes reached (always in summary.json and <results>.coverage.html with --out)");
+  w->add_flag("--fixed", a->fixed, "Run the file with its `fix:` applied (a known bug's fix: every seed should pass)");
   w->add_flag("--stop-at-first-failure", a->stop_at_first_failure, "Stop at the first failing seed in seed order (the same seed whatever --jobs) and print its reproduce line");
   w->add_option("--shrink", a->shrink, "Shrink the first K failing seeds to scenario files (letitcrash shrink), e.g. --shrink 1")->check(CLI::Range(1, 1000));
   w->add_option("--metrics", a->metrics, "Print only these metrics, e.g. --metrics failover_s,leader_availability (default: all)")
@@ -283,13 +289,41 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   s->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   s->add_option("--out", a->out, "The shrunk file, written atomically (default: <the file's stem>.shrunk.yaml in the current directory)");
   s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)");
-  s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default: no limit)");
+  s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default 60)");
   add_budgets(s, a->budgets);
   s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
   return [s, a, tie, &cli] {
     if (!s->parsed()) return -1;
     a->tie_break = as_tie_break(*tie);
     return tools::shrink_command(cli, *a);
+  };
+}
+
+Action add_explore(CLI::App& app, const tools::Invocation& cli) {
+  auto a = std::make_shared<tools::ExploreArgs>();
+  auto format = std::make_shared<std::string>("text");
+  auto runs = std::make_shared<long long>(1000);
+  auto* e = app.add_subcommand("explore", "Guided search for a failing check (docs/explore.md): mutate fault schedules toward the checks' edges and new behaviour; exit 0 when none failed within the budget, 1 when one did (its reproducer written), 2 for bad input");
+  e->add_option("file", a->file, "The scenario file (it must name its checks)")->required();
+  e->add_option("--runs", *runs, "Runs at most (default 1000)");
+  e->add_option("--jobs", a->jobs, "Runs at once (default: one per core; the runs and their order do not depend on it)")->check(CLI::Range(1U, 4096U));
+  e->add_option("--seed", a->seed, "The search's own seed: which plain seeds and which mutations (default 1)")->check(parse_check(scenarios::parse_seed, "SEED"));
+  e->add_option("--out", a->out, "A folder for index.html (the explore page), explore.json, corpus/ and reproducer.yaml");
+  e->add_flag("--fresh", a->fresh, "Start --out over when it holds an earlier explore of this file");
+  e->add_flag("--keep-going", a->keep_going, "Collect every distinct failure (by identity: check, kind, roles) until the budget ends, instead of stopping at the first");
+  e->add_option("--format", *format, "What to print: text, or json (one object on stdout)")->check(CLI::IsMember({"text", "json"}));
+  e->add_option("--shrink-runs", a->shrink_runs, "The shrinker's run budget for a failure found, 0: write it as found (default 200)");
+  e->add_option("--max-seconds", a->max_seconds, "Wall time for the search at most, in seconds (default: no limit)");
+  add_budgets(e, a->budgets);
+  return [e, a, format, runs, &cli] {
+    if (!e->parsed()) return -1;
+    if (*runs <= 0) {
+      std::fprintf(stderr, "explore: --runs %lld: give 1 or more runs (0 or fewer explore nothing)\n", *runs);
+      return 2;
+    }
+    a->runs = static_cast<std::size_t>(*runs);
+    a->json = *format == "json";
+    return tools::explore_command(cli, *a);
   };
 }
 
@@ -324,7 +358,8 @@ int command_line(int argc, char** argv, const scenarios::Registry& registry, boo
   const tools::Invocation cli{&registry, program};
   const std::vector<Action> actions{add_bench(app, cli.program), add_demo(app),           add_run(app, cli),
                                     add_validate(app, cli),     add_diagram(app, cli),  add_replay(app, cli),
-                                    add_sweep(app, cli),        add_merge(app, cli),    add_shrink(app, cli)};
+                                    add_sweep(app, cli),        add_merge(app, cli),    add_shrink(app, cli),
+                                    add_explore(app, cli)};
   if (argc < 2) {  // no command at all: the overview of the commands is the useful answer
     std::fputs(app.help().c_str(), stderr);
     return 2;

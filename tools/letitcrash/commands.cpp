@@ -1,5 +1,7 @@
 #include "tools/letitcrash/commands.hpp"
 
+#include "scenarios/file/fix.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +11,7 @@
 #include "scenarios/run/replay.hpp"
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/stream.hpp"
-#include "scenarios/run/swarm.hpp"
+#include "scenarios/search/swarm.hpp"
 
 namespace lic::tools {
 
@@ -126,8 +128,25 @@ std::optional<Scenario> load_or_report(const std::string& file, const scenarios:
   return std::move(p.scenario);
 }
 
+std::optional<Scenario> load_or_report(const std::string& file, const scenarios::Registry& registry, bool fixed) {
+  std::optional<Scenario> s = load_or_report(file, registry);
+  if (!s || !fixed) return s;
+  if (s->fix.empty()) {
+    std::cerr << scenarios::format_diagnostic(file, {scenarios::Mark{1, 1}, "--fixed: the file declares no `fix:` (a known bug's fix, "
+                                                                            "docs/scenario-format.md)"})
+              << "\n";
+    return std::nullopt;
+  }
+  scenarios::ParseResult p = scenarios::apply_fix(*s, registry);
+  if (!p.ok()) {
+    for (const scenarios::Diagnostic& d : p.errors) std::cerr << scenarios::format_diagnostic(file, d) << "\n";
+    return std::nullopt;
+  }
+  return std::move(p.scenario);
+}
+
 int run_command(const Invocation& cli, const RunArgs& a) {
-  std::optional<Scenario> s = load_or_report(a.file, *cli.registry);
+  std::optional<Scenario> s = load_or_report(a.file, *cli.registry, a.fixed);
   if (!s) return 2;
   if (!a.out_dir.empty()) {
     if (const std::string refused = reports::refused_out_dir(a.out_dir); !refused.empty()) {
@@ -163,8 +182,9 @@ int run_command(const Invocation& cli, const RunArgs& a) {
   }
   const scenarios::RunResult r = scenarios::run(*s, o);
   text.flush();  // every line before what follows them (an error, the summary)
-  const std::string reproduce = a.swarm ? scenarios::swarm_reproduce_command(cli.program, a.file, r.seed, a.tie_break, a.until)
-                                        : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until);
+  const std::string reproduce = (a.swarm ? scenarios::swarm_reproduce_command(cli.program, a.file, r.seed, a.tie_break, a.until)
+                                         : scenarios::reproduce_command(cli.program, a.file, r.seed, r.tie_break, a.until)) +
+                                (a.fixed ? " --fixed" : "");
   if (!a.out_dir.empty()) {
     const std::vector<std::string> errors = scenarios::write_run_reports(*s, r, a.file, a.until, reproduce, a.out_dir);
     for (const std::string& e : errors) std::cerr << "letitcrash: " << scenarios::printable(e) << "\n";

@@ -24,6 +24,9 @@ struct Invocation {
 /// Loads and validates a scenario file; on mistakes prints every diagnostic as
 /// file:line:col: message to stderr and returns nothing.
 std::optional<scenarios::Scenario> load_or_report(const std::string& file, const scenarios::Registry& registry);
+/// The same, with the file's `fix:` applied (--fixed; file/fix.hpp): a file that declares no fix
+/// is reported and gives nothing.
+std::optional<scenarios::Scenario> load_or_report(const std::string& file, const scenarios::Registry& registry, bool fixed);
 
 struct RunArgs {
   std::string file;
@@ -35,6 +38,7 @@ struct RunArgs {
   bool print_trace = false;  ///< --trace: every event as a readable line, as it happens
   bool swarm = false;        ///< --swarm: the seed picks the faults, knobs, tie-break and buggify points
   scenarios::Budgets budgets{};  ///< --max-events, --max-memory
+  bool fixed = false;        ///< --fixed: run the file with its `fix:` applied
 };
 int run_command(const Invocation& cli, const RunArgs& a);
 

@@ -26,8 +26,9 @@
 #include "scenarios/run/report.hpp"
 #include "scenarios/run/judge.hpp"
 #include "scenarios/run/runner.hpp"
-#include "scenarios/run/shrink.hpp"
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/shrink.hpp"
+#include "scenarios/search/sweep.hpp"
+#include "scenarios/search/explore.hpp"
 #include "scenarios/scenario.hpp"
 #include "sim/process.hpp"
 #include "sim/simulation.hpp"
@@ -49,6 +50,11 @@ using scenarios::CheckInfo;
 using scenarios::CheckInput;
 using scenarios::CheckJudge;
 using scenarios::CheckResult;
+using scenarios::explore;
+using scenarios::ExploreOptions;
+using scenarios::ExploreResult;
+using scenarios::failure_id;
+using scenarios::FailureId;
 using scenarios::load_scenario;
 using scenarios::ParseResult;
 using scenarios::Registry;

@@ -1,4 +1,5 @@
 #include "tools/letitcrash/shrink.hpp"
+#include "tools/letitcrash/redrawn_line.hpp"
 #include "scenarios/file/read.hpp"
 
 #include <fmt/format.h>
@@ -13,8 +14,9 @@
 #include "reports/atomic_file.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/report.hpp"
-#include "scenarios/run/shrink.hpp"
-#include "scenarios/run/swarm.hpp"
+#include "scenarios/search/shrink.hpp"
+#include "scenarios/search/swarm.hpp"
+#include "scenarios/search/explore.hpp"
 
 namespace lic::tools {
 
@@ -24,44 +26,26 @@ using scenarios::ShrinkProgress;
 using scenarios::ShrinkResult;
 using scenarios::ShrinkSize;
 
-/// The search's progress on stderr: one line redrawn in place on a terminal (at most ten times a
-/// second), else a plain line each time it starts a new pass (a CI log stays short).
+/// The search's progress on stderr: redrawn in place on a terminal, else a plain line each time it
+/// starts a new pass (a CI log stays short).
 class ProgressLine {
  public:
-  explicit ProgressLine(bool tty) : tty_(tty) {}
+  explicit ProgressLine(bool tty) : line_(tty, "shrink: ") {}
 
   void update(const ShrinkProgress& p) {
     const ShrinkSize& z = p.current;
     const std::string what = fmt::format("run {}/{}, {}: faults {}, steps {}, processes {}, events {}", p.runs,
                                          p.max_runs, p.pass, z.faults, z.steps, z.processes, z.events);
-    if (!tty_) {
-      if (p.pass == pass_) return;
-      pass_ = p.pass;
-      std::fputs(fmt::format("shrink: {}\n", what).c_str(), stderr);
-      return;
-    }
-    const Clock::time_point now = Clock::now();
-    if (now - drawn_ < std::chrono::milliseconds(100)) return;
-    drawn_ = now;
-    std::string line = "\rshrink: " + what;
-    const std::size_t width = line.size();
-    if (width < width_) line += std::string(width_ - width, ' ');  // wipe the longer line before
-    width_ = width;
-    std::fputs(line.c_str(), stderr);
-    std::fflush(stderr);
+    if (!line_.tty() && p.pass == pass_) return;
+    pass_ = p.pass;
+    line_.draw(what);
   }
 
-  /// Ends the redrawn line, so that what follows starts on a line of its own.
-  void end() const {
-    if (tty_ && width_ > 0) std::fputs("\n", stderr);
-  }
+  void end() const { line_.end(); }
 
  private:
-  using Clock = std::chrono::steady_clock;
-  bool tty_;
+  RedrawnLine line_;
   std::string pass_;
-  Clock::time_point drawn_{};
-  std::size_t width_ = 0;
 };
 
 /// A run's length as `run` prints it: 180.022s.
@@ -84,7 +68,7 @@ std::string one_line(std::string s) {
 
 /// What the file says about itself: where it came from, what fails, what was taken out and how
 /// to run it. Comment lines, so the file reads back as the scenario alone.
-std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string& reproduce) {
+std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string& reproduce, const std::string& seeds) {
   const ShrinkSize& b = r.before;
   const ShrinkSize& z = r.after;
   std::string h = fmt::format("# Shrunk by `letitcrash shrink` from {}, seed {}{}, tie-break {}, in {} runs.\n", a.file, r.seed,
@@ -100,7 +84,7 @@ std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string
   for (const std::string& x : r.removed) h += "#   " + one_line(x) + "\n";
   if (!r.changed.empty()) h += "# Changed:\n";
   for (const std::string& x : r.changed) h += "#   " + one_line(x) + "\n";
-  return h + "# Reproduce: " + reproduce + "\n";
+  return h + seeds + "# Reproduce: " + reproduce + "\n";
 }
 
 void print_result(const ShrinkResult& r, const ShrinkArgs& a) {
@@ -134,6 +118,17 @@ scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, Pro
 }
 
 }  // namespace
+
+std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, const scenarios::Scenario& s,
+                      const scenarios::FailureId& id) {
+  const std::vector<std::uint64_t> failing = scenarios::seeds_failing_so(s, id, 1, 100, &registry, budgets);
+  std::string line = fmt::format("# It fails the same way ({}) on {} of seeds 1..100", scenarios::to_string(id), failing.size());
+  if (failing.size() >= 90) return line + ": the seed hardly matters.\n";
+  return line + fmt::format(
+                    ": it is seed-bound. The failure needs the draws of its own seed, {} (written in): a behaviour's input, "
+                    "the network's, the tie-break's, or a fault still drawn at random. Run it as it is.\n",
+                    s.seed);
+}
 
 std::string default_shrunk_path(const std::string& file) {
   return std::filesystem::path(file).stem().string() + ".shrunk.yaml";
@@ -176,7 +171,9 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   }
   print_result(r, a);
   const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(out);
-  const std::string error = reports::write_file_atomically(out, header(r, a, reproduce) + scenarios::to_yaml(r.scenario));
+  const std::string seeds = seed_line(*cli.registry, a.budgets, r.scenario, scenarios::failure_id(r.failure));
+  fmt::print("{}", seeds.substr(2));
+  const std::string error = reports::write_file_atomically(out, header(r, a, reproduce, seeds) + scenarios::to_yaml(r.scenario));
   if (!error.empty()) {
     std::fprintf(stderr, "shrink: %s\n", scenarios::printable(error).c_str());
     return 2;

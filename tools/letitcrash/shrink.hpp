@@ -1,6 +1,6 @@
 #pragma once
 // `letitcrash shrink`: a scenario file and a failing seed in; out, a smaller scenario file that
-// fails the same check (the library's scenarios/run/shrink.hpp; docs/shrinking.md). Here: the
+// fails the same check (the library's scenarios/search/shrink.hpp; docs/shrinking.md). Here: the
 // arguments, the progress line, the before/after table, and the file with its comment header.
 
 #include <cstddef>
@@ -18,14 +18,20 @@ struct ShrinkArgs {
   std::optional<TieBreak> tie_break;      ///< default: the file's
   std::string out;                        ///< empty: default_shrunk_path(file)
   std::size_t max_runs = 500;             ///< candidate runs at most
-  std::optional<double> max_seconds;      ///< wall time at most; none: no limit
-  bool swarm = false;                     ///< shrink the seed's swarm configuration (run/swarm.hpp)
+  std::optional<double> max_seconds = 60; ///< wall time at most
+  bool swarm = false;                     ///< shrink the seed's swarm configuration (search/swarm.hpp)
   scenarios::Budgets budgets{};           ///< each run's: --max-events, --max-memory
 };
 
 /// Where the shrunk file goes by default: `<file's stem>.shrunk.yaml` in the current directory
 /// (beside what the user is working on, never over the file it came from).
 std::string default_shrunk_path(const std::string& file);
+
+/// The line a reproducer's header carries about other seeds: on how many of seeds 1..100 `s`
+/// fails with identity `id`, and when that is under 90, why it is bound to its own (a comment
+/// line, "# ...\n").
+std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, const scenarios::Scenario& s,
+                      const scenarios::FailureId& id);
 
 /// Exit code: 0 the shrunk file was written, 1 the seed passes (nothing written), 2 bad input.
 int shrink_command(const Invocation& cli, const ShrinkArgs& a);

@@ -17,9 +17,9 @@
 #include "reports/atomic_file.hpp"
 #include "reports/escape.hpp"
 #include "reports/sweep_page.hpp"
-#include "scenarios/run/coverage.hpp"
-#include "scenarios/run/results_file.hpp"
-#include "scenarios/run/vary.hpp"
+#include "scenarios/search/coverage.hpp"
+#include "scenarios/search/results_file.hpp"
+#include "scenarios/search/vary.hpp"
 #include "tools/letitcrash/shrink.hpp"
 
 namespace lic::tools {
@@ -153,12 +153,14 @@ struct SummaryContext {
   std::string out;  ///< where every result is
   std::vector<std::string> metrics;  ///< --metrics: those to print (empty: all)
   bool swarm = false;                ///< reproduce commands say --swarm
+  bool fixed = false;                ///< reproduce commands say --fixed
   std::optional<TieBreak> explicit_tie;  ///< a swarm sweep's tie-break given on the command line
 };
 
 std::string reproduce(const SummaryContext& c, std::uint64_t seed) {
-  return c.swarm ? scenarios::swarm_reproduce_command(c.program, c.file, seed, c.explicit_tie, c.until)
-                 : scenarios::reproduce_command(c.program, c.file, seed, c.tie, c.until);
+  return (c.swarm ? scenarios::swarm_reproduce_command(c.program, c.file, seed, c.explicit_tie, c.until)
+                  : scenarios::reproduce_command(c.program, c.file, seed, c.tie, c.until)) +
+         (c.fixed ? " --fixed" : "");
 }
 
 /// Whether --metrics lets `name` through.
@@ -552,7 +554,7 @@ std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, 
 }  // namespace
 
 int sweep_command(const Invocation& cli, const SweepArgs& given) {
-  const std::optional<Scenario> s = load_or_report(given.file, *cli.registry);
+  const std::optional<Scenario> s = load_or_report(given.file, *cli.registry, given.fixed);
   if (!s) return 2;
   if (!given.vary.empty()) return vary_sweep(cli, given, *s);
   const SweepFiles files = sweep_files(given.out);
@@ -582,6 +584,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& given) {
   const std::optional<std::uint64_t> ran = run_pending(*s, a, o, results, tally);
   if (!ran) return 2;
   SummaryContext c = summary_context(cli, h, a.out);
+  c.fixed = a.fixed;
   c.resumed = done;
   c.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   c.ran = *ran;

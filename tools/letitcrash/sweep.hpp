@@ -1,14 +1,14 @@
 #pragma once
 // `letitcrash sweep` and `letitcrash merge`: one scenario over many seeds on every core, split
 // into shards for many machines, with results as JSON lines that a killed sweep resumes and
-// `merge` joins (the library's scenarios/run/sweep.hpp and results_file.hpp). Here: the
+// `merge` joins (the library's scenarios/search/sweep.hpp and results_file.hpp). Here: the
 // arguments, the progress bar and the summary.
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/sweep.hpp"
 #include "tools/letitcrash/commands.hpp"
 
 namespace lic::tools {
@@ -34,6 +34,7 @@ struct SweepArgs {
   bool stop_at_first_failure = false;  ///< stop at the first failing seed, in seed order
   std::size_t shrink = 0;   ///< shrink the first K failing seeds to scenario files
   scenarios::Budgets budgets{};  ///< each run's: --max-events, --max-memory
+  bool fixed = false;       ///< --fixed: the file with its `fix:` applied
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.

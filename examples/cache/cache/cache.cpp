@@ -128,10 +128,24 @@ lic::CheckJudge answered(lic::Args& a) {
     const std::int64_t answers = requests - abandoned - static_cast<std::int64_t>(open.size());
     const bool few = lic::fraction_at_most(static_cast<std::uint64_t>(unavailable), static_cast<std::uint64_t>(answers), most);
     const bool passed = requests > 0 && open.empty() && few;
-    return lic::Verdict{passed, std::to_string(requests) + " requests: " + std::to_string(answers) + " answered (" +
-                                    std::to_string(unavailable) + " unavailable, at most " +
-                                    lic::scenarios::format_ratio(most) + " allowed), " + std::to_string(abandoned) +
-                                    " abandoned by a client that died, " + std::to_string(open.size()) + " unanswered"};
+    lic::Verdict v{passed, std::to_string(requests) + " requests: " + std::to_string(answers) + " answered (" +
+                               std::to_string(unavailable) + " unavailable, at most " + lic::scenarios::format_ratio(most) +
+                               " allowed), " + std::to_string(abandoned) + " abandoned by a client that died, " +
+                               std::to_string(open.size()) + " unanswered"};
+    // Its failure's identity: which of its ways to fail (the shrinker keeps that one, and
+    // `explore --keep-going` tells them apart), and no roles: which client it was is no other bug.
+    if (requests == 0) v.kind = "no_requests";
+    else if (!open.empty()) v.kind = "unanswered";
+    else if (!few) v.kind = "too_unavailable";
+    // Its margin: how far the unavailable share is from the bound, as a share of it (a guided
+    // search climbs toward 0). An unanswered request is a failure with nothing to measure.
+    if (most.num > 0 && answers > 0) {
+      const double bound = static_cast<double>(most.num) / static_cast<double>(most.den);
+      const double share = static_cast<double>(unavailable) / static_cast<double>(answers);
+      v.margin = (bound - share) / bound;
+    }
+    if (!open.empty() || requests == 0) v.margin = -1.0;
+    return v;
   };
 }
 

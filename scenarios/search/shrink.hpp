@@ -56,10 +56,13 @@ struct ShrinkOptions {
   std::function<bool()> stop{};
   /// Called after every run.
   std::function<void(const ShrinkProgress&)> progress{};
-  /// Keep a candidate whenever the check fails, in whatever words. Off by default: a check
-  /// shrunk that way slips to the emptiest failure it has ("nothing to conserve" once every
-  /// process is gone).
+  /// Keep a candidate whenever the check fails, whatever its failure's identity. Off by default:
+  /// a check shrunk that way slips to the emptiest failure it has ("nothing to conserve" once
+  /// every process is gone).
   bool any_failure = false;
+  /// The check to keep (it must fail at the seed): what a guided search found failing. None: the
+  /// first failing check, preferring one the file's `expect: {fail: [...]}` names.
+  std::optional<CheckDecl> target{};
 };
 
 struct ShrinkResult {
@@ -87,11 +90,12 @@ struct ShrinkResult {
 /// Shrinks `s` (which must have passed validation) while the same check fails at the seed.
 ///
 /// "The same failure": the first check of the scenario that fails at the seed (preferring one its
-/// `expect: {fail: [...]}` names), by name and arguments, failing in the same words: its detail's
-/// first clause (up to the first ';'), numbers, times and plurals aside ("519 of 1047 leader
-/// writes came from a node that did not lead: c2 wrote while c3 held ..." is "3 of 80 leader
-/// writes came from ...: c1 wrote while c2 held ..."; any_failure drops the words).
-/// A candidate is kept when that holds and its trace is no longer than the original's.
+/// `expect: {fail: [...]}` names, or `target`), by name and arguments, failing with the same
+/// identity (checks/table.hpp's FailureId: the check, the failure's kind and its roles; the
+/// detail's words and numbers never count; any_failure drops the kind and roles too).
+/// A candidate is kept when that holds and its trace is no longer than the original's. Each
+/// candidate runs under `budgets`, its event counts held to ten times the original run's: a
+/// variant that loops is stopped early, and counts as not failing the same way.
 ///
 /// In order: the other checks go; delta debugging (ddmin) over the faults and steps together;
 /// then greedy passes until none removes or moves anything: each fault and step alone, children
@@ -103,11 +107,6 @@ struct ShrinkResult {
 /// arguments, the supervisors' flags, the child specs (another `variant` of the coordinator is
 /// another system, with bugs of its own).
 ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o = {});
-
-/// A check's failure in its own words, as shrink() compares two: the detail's first clause (up
-/// to the first ';'), each number, time and duration (and a name's digits) as '#', and the plural
-/// 's' of the word after a count dropped.
-std::string failure_words(std::string_view detail);
 
 /// Supervisors (roots too), workers and lifecycle services in the trees.
 std::size_t count_processes(const Scenario& s);

@@ -1,4 +1,4 @@
-#include "scenarios/run/vary.hpp"
+#include "scenarios/search/vary.hpp"
 
 #include <fmt/format.h>
 

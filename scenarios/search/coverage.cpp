@@ -1,4 +1,4 @@
-#include "scenarios/run/coverage.hpp"
+#include "scenarios/search/coverage.hpp"
 
 #include <fmt/format.h>
 

@@ -12,7 +12,7 @@
 
 #include "scenarios/registry.hpp"
 #include "scenarios/run/runner.hpp"
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/sweep.hpp"
 
 namespace lic::scenarios {
 

@@ -1,4 +1,4 @@
-#include "scenarios/run/results_file.hpp"
+#include "scenarios/search/results_file.hpp"
 
 #include <fmt/format.h>
 #include <sys/file.h>

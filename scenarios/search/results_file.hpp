@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "scenarios/run/metrics.hpp"
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/sweep.hpp"
 
 namespace lic::scenarios {
 
@@ -137,7 +137,7 @@ std::string write_merged(const Merged& m, const std::string& path);
 /// The summary written next to a results file: results.jsonl -> results.summary.json.
 std::string summary_path(const std::string& results);
 /// Writes it atomically: the sweep, its tally, and for every metric its runs, values, p50, p90,
-/// p99 and max, and `coverage` (a JSON object, run/coverage.hpp) when given. Returns an error,
+/// p99 and max, and `coverage` (a JSON object, search/coverage.hpp) when given. Returns an error,
 /// empty on success.
 std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
                           std::uint64_t failed, const MetricSummary& metrics, const std::string& coverage = {});

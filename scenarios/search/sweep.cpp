@@ -1,4 +1,4 @@
-#include "scenarios/run/sweep.hpp"
+#include "scenarios/search/sweep.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "scenarios/run/coverage.hpp"
+#include "scenarios/search/coverage.hpp"
 
 namespace lic::scenarios {
 

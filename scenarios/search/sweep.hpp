@@ -2,7 +2,7 @@
 // One scenario over many seeds, on every core: what `letitcrash sweep` runs and a user's own
 // test can call (docs/library.md). Seeds come in ranges A..B and split into shards K/N, so a
 // sweep outgrows one machine as independent jobs whose results `merge` joins
-// (run/results_file.hpp keeps them).
+// (search/results_file.hpp keeps them).
 
 #include <cstdint>
 #include <functional>
@@ -14,7 +14,7 @@
 
 #include "reports/run_report.hpp"
 #include "scenarios/run/runner.hpp"
-#include "scenarios/run/swarm.hpp"
+#include "scenarios/search/swarm.hpp"
 
 namespace lic::scenarios {
 
@@ -93,7 +93,7 @@ struct SeedResult {
   std::optional<std::string> determinism;  ///< "ok" or "mismatch"; none: not checked
   reports::Metrics metrics;                ///< the run's metrics
   std::optional<SwarmChoice> swarm;        ///< what a swarm run's seed chose
-  // What the run exercised, for `sweep --coverage` (run/coverage.hpp).
+  // What the run exercised, for `sweep --coverage` (search/coverage.hpp).
   std::vector<FaultUse> faults;            ///< each fault of the file, in file order
   std::map<std::string, PointUse> buggify;  ///< each buggify point asked
   std::vector<std::string> reached;        ///< the supervision outcomes reached (sorted)
@@ -119,7 +119,7 @@ struct SweepOptions {
   unsigned jobs = 0;                    ///< threads; 0: one per core
   const Registry* registry = nullptr;   ///< null: Registry::builtin()
   Budgets budgets{};                     ///< each run's
-  /// Each seed runs its own configuration of the file (run/swarm.hpp).
+  /// Each seed runs its own configuration of the file (search/swarm.hpp).
   bool swarm = false;
   /// Results reach `each` in seed order, and the sweep stops at the first that fails: which
   /// seed that is does not depend on the threads.

@@ -3,11 +3,13 @@
 // shrinks nothing; the run budget and the stop callback end the search.
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <string>
 
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
-#include "scenarios/run/shrink.hpp"
+#include "scenarios/run/judge.hpp"
+#include "scenarios/search/shrink.hpp"
 #include "scenarios/testing/run_text.hpp"
 
 using namespace lic;
@@ -32,7 +34,7 @@ void require_shrunk(const ShrinkResult& r) {
   const RunResult again = run(back.scenario);
   const CheckResult& c = check_named(again, r.original.name);
   CHECK_FALSE(c.passed);
-  CHECK(failure_words(c.detail) == failure_words(r.original.detail));
+  CHECK(failure_id(c) == failure_id(r.original));
   CHECK(again.events == r.after.events);
   CHECK(r.after.faults <= r.before.faults);
   CHECK(r.after.steps <= r.before.steps);
@@ -133,12 +135,43 @@ TEST_CASE("of seven faults the one crash that fails the check is kept - the rest
   CHECK(r.removed.size() == 9);  // no_escalation, six faults, /root/b, /root/c
 }
 
-TEST_CASE("failure_words - the same failure with other numbers and names matches - another failure does not", "[shrink]") {
-  CHECK(failure_words("519 of 1047 leader writes came from a node that did not lead: c2 wrote while c3 held it; the first: x") ==
-        failure_words("1 of 80 leader writes came from a node that did not lead: c1 wrote while c2 held it"));
-  CHECK(failure_words("1 event lost beyond the bound (at most 0): batch 32 (events 831..831, 1 event): open batch, cancelled at t=30.05s") ==
-        failure_words("27 events lost beyond the bound (at most 0): batch 6 (events 189..215, 27 events): open batch, cancelled at t=5.014s"));
-  CHECK(failure_words("1 event lost beyond the bound (at most 0): batch 1 (events 1..1, 1 event): open batch, cancelled at t=3ms") !=
-        failure_words("1 event lost beyond the bound (at most 0): batch 1 (events 1..1, 1 event): open batch, sigkill at t=3ms"));
-  CHECK(failure_words("nothing to conserve: no pipeline line was emitted") != failure_words("1 event lost beyond the bound (at most 0)"));
+TEST_CASE("failure identity - a failing check carries its kind and roles - numbers and words do not count", "[shrink]") {
+  // The ingest server's lost batch: cancelled and sigkill are two bugs, as the kind's roles say.
+  const RunResult cancel = run(load("scenarios/bugs/shutdown_cancel_first.yaml"));
+  const CheckResult& k = check_named(cancel, "conservation");
+  REQUIRE_FALSE(k.passed);
+  CHECK(k.kind == "lost_over_bound");
+  CHECK(std::find(k.roles.begin(), k.roles.end(), "lost:cancelled") != k.roles.end());
+  CheckResult other = k;
+  other.detail = "27 events lost beyond the bound (at most 0): other numbers, other words";
+  CHECK(failure_id(other) == failure_id(k));
+  other.roles = {"open batch", "lost:sigkill"};
+  CHECK_FALSE(failure_id(other) == failure_id(k));
+  // A root that gave up: the kind names it, the root is its role, and the margin is below 0.
+  const RunResult esc = run(load("scenarios/bugs/restart_intensity_default.yaml"));
+  const CheckResult& e = check_named(esc, "no_escalation");
+  REQUIRE_FALSE(e.passed);
+  CHECK(to_string(failure_id(e)) == "no_escalation: escalated [/root]");
+  REQUIRE(e.margin);
+  CHECK(*e.margin < 0);
+  // A dynamic child's number is folded; the detail's words never count.
+  CheckResult a{"alive(/root/pool)", false, "one thing", std::nullopt, "not_alive", {"/root/pool/worker.12"}};
+  CheckResult b{"alive(/root/pool)", false, "another thing 99", std::nullopt, "not_alive", {"/root/pool/worker.3"}};
+  CHECK(failure_id(a) == failure_id(b));
+  b.kind = "first_start";
+  CHECK_FALSE(failure_id(a) == failure_id(b));
+}
+
+TEST_CASE("margins - a holding check's margin is at least 0, a failing one's below 0", "[shrink]") {
+  for (const char* f : {"scenarios/catalog/one_for_one.yaml", "scenarios/bugs/restart_intensity_default.yaml",
+                        "scenarios/bugs/one_for_one_dependent_restart.yaml", "scenarios/bugs/shutdown_timeout_too_short.yaml"}) {
+    const RunResult r = run(load(f));
+    for (const CheckResult& c : r.checks) {
+      INFO(f << ": " << c.name << ": " << c.detail);
+      if (!c.margin) continue;
+      if (c.passed) CHECK(*c.margin >= 0);
+      else CHECK(*c.margin < 0);
+      if (!c.passed) CHECK_FALSE(c.kind.empty());
+    }
+  }
 }

@@ -1,4 +1,4 @@
-#include "scenarios/run/shrink.hpp"
+#include "scenarios/search/shrink.hpp"
 
 #include <fmt/format.h>
 
@@ -14,46 +14,12 @@
 #include "scenarios/file/read.hpp"
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
+#include "scenarios/run/judge.hpp"
 #include "scenarios/run/runner.hpp"
+#include "scenarios/run/tree_build.hpp"
 #include "sim/trace_keys.hpp"
 
 namespace lic::scenarios {
-
-/// A failure in the check's own words: its detail's first clause (up to the first ';': what
-/// failed and the first witness; what follows lists more of them, which shrinking removes), with
-/// each number, time and duration as '#' (names with digits too: which node does not matter) and
-/// the plural 's' of the word after a count dropped. "519 of 1047 leader writes came from a node
-/// that did not lead: c2 wrote while c3 held ..." and "3 of 80 leader writes came from a node
-/// that did not lead: c1 wrote while c2 held ..." are the same failure; "nothing to conserve" is
-/// not "1 event lost beyond the bound", nor is "..., open batch, sigkill at t=3ms" "..., open
-/// batch, cancelled at t=30.06s".
-std::string failure_words(std::string_view detail) {
-  detail = detail.substr(0, detail.find(';'));
-  std::string out;
-  bool after_count = false;
-  std::size_t i = 0;
-  while (i < detail.size()) {
-    const std::size_t end = std::min(detail.find(' ', i), detail.size());
-    std::string word;
-    for (std::size_t j = i; j < end;) {
-      if (std::isdigit(static_cast<unsigned char>(detail[j])) == 0) {
-        word += detail[j++];
-        continue;
-      }
-      while (j < end && (std::isdigit(static_cast<unsigned char>(detail[j])) != 0 || detail[j] == '.')) ++j;
-      while (j < end && std::islower(static_cast<unsigned char>(detail[j])) != 0) ++j;  // its unit
-      word += '#';
-    }
-    if (after_count) {  // "events):" after a count is "event):"
-      const std::size_t letters = word.find_last_not_of(")]},.:");
-      if (letters != std::string::npos && letters > 0 && word[letters] == 's') word.erase(letters, 1);
-    }
-    after_count = word == "#";
-    out += (out.empty() ? "" : " ") + word;
-    i = end + 1;
-  }
-  return out;
-}
 
 namespace {
 
@@ -173,15 +139,6 @@ std::string describe(const TreeNode& t) {
   return "";
 }
 
-/// Every path in the trees, parents before their children.
-void collect_paths(const std::vector<TreeNode>& nodes, const std::string& prefix, std::vector<std::string>& out) {
-  for (const TreeNode& n : nodes) {
-    const std::string p = prefix + "/" + n.spec.id;
-    out.push_back(p);
-    for (const ServiceDecl& s : n.services) out.push_back(p + "/" + s.name);
-    collect_paths(n.children, p, out);
-  }
-}
 
 /// Takes the child, service or root tree at `path` (with what it holds) out; says what it was.
 bool erase_path(std::vector<TreeNode>& nodes, const std::string& prefix, const std::string& path, std::string& what) {
@@ -228,7 +185,9 @@ const std::array<Knob, 9> kKnobs{{
     {"duration", true, [](const Fault& f) { return positive(f.duration); }, [](Fault& f, Duration d) { f.duration = d; }},
     {"delay", true, [](const Fault& f) { return positive(f.delay); }, [](Fault& f, Duration d) { f.delay = d; }},
     {"restart_after", true, [](const Fault& f) { return f.restart_after; }, [](Fault& f, Duration d) { f.restart_after = d; }},
-    {"grace", true, [](const Fault& f) { return positive(f.grace); }, [](Fault& f, Duration d) { f.grace = d; }},
+    // A stop's grace is the time the task is given to drain, as the quiet phase is the time given
+    // to recover: shorter, any task loses work (a slip), so it is only made rounder.
+    {"grace", false, [](const Fault& f) { return positive(f.grace); }, [](Fault& f, Duration d) { f.grace = d; }},
     // A skew is signed: its size is rounded, its sign kept.
     {"skew", false,
      [](const Fault& f) { return f.skew ? positive(*f.skew < Duration::zero() ? Duration::zero() - *f.skew : *f.skew) : std::nullopt; },
@@ -289,6 +248,7 @@ class Shrinker {
   void remove_buggify();
   void schedule_stochastic();
   void shorten_phases();
+  void shift_together();
   void simplify_faults();
   void simplify_fault(std::size_t i);
   void narrow_sides(std::size_t i);
@@ -300,7 +260,8 @@ class Shrinker {
   std::uint64_t seed_ = 0;
   TieBreak tie_ = TieBreak::fifo;
   CheckDecl target_;
-  std::string words_;  ///< failure_words of its first failure
+  FailureId id_;        ///< the identity of its first failure
+  Budgets budgets_;     ///< each candidate's: the options', held to ten times the first run's events
   ShrinkSize before_;
   State cur_;
   Outcome cur_out_;
@@ -324,7 +285,7 @@ Outcome Shrinker::read(const Scenario& s, const RunResult& r) const {
   for (std::size_t i = 0; i < checks.size() && i < r.checks.size(); ++i) {
     if (!(checks[i] == target_)) continue;
     out.check = r.checks[i];
-    out.fails = !r.checks[i].passed && (o_.any_failure || failure_words(r.checks[i].detail) == words_);
+    out.fails = !r.checks[i].passed && (o_.any_failure || failure_id(r.checks[i]) == id_);
     break;
   }
   for (const TraceEvent& e : r.sim->trace().events())
@@ -337,7 +298,7 @@ RunResult Shrinker::run_one(const Scenario& s) const {
   ro.seed = seed_;
   ro.tie_break = tie_;
   ro.registry = &reg_;
-  ro.budgets = o_.budgets;
+  ro.budgets = budgets_;
   // TraceMode::keep, the default, is the cheapest that judges: the checks read the kept trace
   // (hash mode keeps none, and every check would judge an empty one).
   return run(s, ro);
@@ -424,33 +385,34 @@ bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
 
 // ---- Starting and finishing ------------------------------------------------------------------
 
-/// The first failing check of `checks` that `expect` names, else the first failing one.
-std::optional<std::size_t> kept_check(const std::vector<CheckResult>& results, const std::vector<CheckDecl>& checks,
-                                      const std::vector<std::string>& expect) {
-  std::optional<std::size_t> first;
-  for (std::size_t i = 0; i < results.size() && i < checks.size(); ++i) {
-    if (results[i].passed) continue;
-    if (std::find(expect.begin(), expect.end(), checks[i].name) != expect.end()) return i;
-    if (!first) first = i;
-  }
-  return first;
-}
-
 /// Runs the scenario as given: false when it passes (nothing to shrink).
 bool Shrinker::start(const Scenario& s, ShrinkResult& r) {
   seed_ = o_.seed.value_or(s.seed);
   tie_ = o_.tie_break.value_or(s.tie_break);
   r.seed = seed_;
   r.tie_break = tie_;
+  budgets_ = o_.budgets;
   const RunResult first = run_one(s);
   const std::vector<CheckDecl> checks = effective_checks(s);
-  const std::optional<std::size_t> i = kept_check(first.checks, checks, s.expect_fail);
-  if (!i) return false;
+  // The check to keep: the caller's, or the first failing one (npos: none fails).
+  std::size_t keep = std::string::npos;
+  if (o_.target) {
+    for (std::size_t k = 0; k < checks.size() && k < first.checks.size(); ++k)
+      if (checks[k] == *o_.target && !first.checks[k].passed) keep = k;
+  } else if (const std::optional<std::size_t> k = first_failing(first.checks, checks, s.expect_fail)) {
+    keep = *k;
+  }
+  if (keep == std::string::npos) return false;
+  // A candidate may use ten times the events of the run it shrinks (a variant that loops at one
+  // instant, or runs away, stops there), within the caller's own budgets.
+  const auto held = [](std::uint64_t given, std::uint64_t bound) { return given == 0 ? bound : std::min(given, bound); };
+  budgets_.max_events = held(budgets_.max_events, std::max<std::uint64_t>(first.sim->events_processed() * 10, 100'000));
+  budgets_.max_events_at_instant = held(budgets_.max_events_at_instant, std::max<std::uint64_t>(first.sim->events_processed() * 10, 100'000));
   r.failed = true;
-  target_ = checks[*i];
+  target_ = checks[keep];
   r.check = target_;
-  r.original = first.checks[*i];
-  words_ = failure_words(r.original.detail);
+  r.original = first.checks[keep];
+  id_ = failure_id(r.original);
   cur_.s = s;
   cur_out_ = read(s, first);
   before_ = size_of(s, cur_out_);
@@ -517,6 +479,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
     remove_nodes();
     remove_buggify();
     schedule_stochastic();
+    shift_together();   // a coincidence of faults keeps its gaps while it moves earlier
     simplify_faults();  // times earlier first: the chaos phase can then end sooner
     simplify_steps();
     shorten_phases();
@@ -603,8 +566,7 @@ void Shrinker::remove_each() {
 /// its children with it in one run. What a check, a fault or a step names stays (validation).
 void Shrinker::remove_children() {
   pass_ = "children";
-  std::vector<std::string> paths;
-  collect_paths(cur_.s.trees, "", paths);
+  const std::vector<std::string> paths = tree_paths(cur_.s.trees);
   for (const std::string& p : paths) {
     if (spent()) return;
     State c = cur_;
@@ -702,6 +664,31 @@ void Shrinker::schedule_stochastic() {
   }
 }
 
+/// Every scheduled fault earlier by the same amount: a failure that needs two faults a few
+/// milliseconds apart keeps that gap while the pair moves toward t=0 (each alone, moved earlier,
+/// would break it), and the chaos phase can then end sooner.
+void Shrinker::shift_together() {
+  pass_ = "faults together";
+  std::optional<Time> first;
+  std::size_t timed = 0;
+  for (const Fault& f : cur_.s.faults) {
+    if (!f.at || f.mtbf) continue;
+    ++timed;
+    first = std::min(first.value_or(*f.at), *f.at);
+  }
+  if (timed < 2 || !first || *first == Time{}) return;
+  const Duration was = *first - Time{};
+  simplify(was, true, [&](Duration d) {
+    State c = cur_;
+    for (Fault& f : c.s.faults) {
+      if (!f.at || f.mtbf) continue;
+      f.at = *f.at - (was - d);
+      if (f.until) f.until = *f.until - (was - d);
+    }
+    return attempt(std::move(c), {{"faults", "earliest", offset(*first), offset(Time{} + d)}});
+  });
+}
+
 /// The chaos phase, shorter. The quiet phase stays as written: it is the time the system is given
 /// to recover, and a check that judges the end (converges, alive, leader_at_end) would fail
 /// without it for want of time, not because of the bug.
@@ -766,7 +753,8 @@ void Shrinker::simplify_fault(std::size_t i) {
   }
 }
 
-/// Each step earlier and at a rounder time; a stop_task's grace shorter.
+/// Each step earlier and at a rounder time; a stop_task's grace rounder (never much shorter: it is
+/// the time the task is given to drain, and a task given none loses work whatever its bug).
 void Shrinker::simplify_steps() {
   pass_ = "step times";
   for (std::size_t i = 0; i < cur_.s.script.size() && !spent(); ++i) {
@@ -781,7 +769,7 @@ void Shrinker::simplify_steps() {
     }
     if (cur_.s.script[i].op != Step::Op::stop_task || cur_.s.script[i].grace <= Duration::zero()) continue;
     const std::string grace = format_duration(cur_.s.script[i].grace);
-    simplify(cur_.s.script[i].grace, true, [&](Duration d) {
+    simplify(cur_.s.script[i].grace, false, [&](Duration d) {
       State c = cur_;
       c.s.script[i].grace = d;
       const Edit e{c.step_keys[i], "grace", grace, format_duration(d)};

@@ -1,4 +1,4 @@
-#include "scenarios/run/swarm.hpp"
+#include "scenarios/search/swarm.hpp"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,307 @@
+#include "scenarios/search/explore.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <thread>
+
+#include "scenarios/run/judge.hpp"
+#include "scenarios/search/schedule.hpp"
+
+namespace lic::scenarios {
+
+namespace {
+
+/// A run to make: a plain seed of the file, or a mutated schedule.
+struct Candidate {
+  bool plain = false;
+  std::uint64_t seed = 0;
+  Scenario schedule;  ///< a mutant (plain: unused)
+  std::string how;
+};
+
+/// What a run gave.
+struct Outcome {
+  bool ran = false;  ///< false: the runner refused it or a budget stopped it (counts as passing)
+  std::vector<CheckResult> checks;
+  Scenario schedule;  ///< the explicit schedule it ran (a plain seed: its concretisation)
+  Signature signature;
+  std::vector<std::optional<double>> margins;
+  std::optional<double> least;
+};
+
+class Explorer {
+ public:
+  Explorer(const Scenario& s, const ExploreOptions& o)
+      : s_(s), o_(o), reg_(o.registry != nullptr ? *o.registry : Registry::builtin()), palette_(palette_of(s)),
+        checks_(effective_checks(s)), root_(Rng(o.seed).derive("explore")) {
+    hits_.assign(kSignatureSlots, 0);
+  }
+
+  ExploreResult run();
+
+ private:
+  Candidate draw(std::size_t index);
+  std::size_t pick_by_margin(Rng& rng) const;
+  std::size_t pick_by_rarity(Rng& rng) const;
+  double rarity(const CorpusEntry& e) const;
+  Outcome execute(const Candidate& c) const;
+  /// Folds one run in; true when it failed.
+  bool fold(std::size_t index, const Candidate& c, Outcome&& out, ExploreResult& r);
+  void evict();
+
+  const Scenario& s_;
+  const ExploreOptions& o_;
+  const Registry& reg_;
+  MutationPalette palette_;
+  std::vector<CheckDecl> checks_;
+  Rng root_;
+  std::vector<CorpusEntry> corpus_;
+  std::vector<std::uint32_t> hits_;  // runs that reached each slot
+  std::size_t reached_ = 0;
+  std::vector<std::optional<double>> best_;
+  std::size_t best_entry_ = 0;  // the corpus entry with the smallest margin
+};
+
+/// Plain seeds first: this many (a tenth of the budget, 4 to 16).
+std::size_t plain_first(std::size_t runs) { return std::clamp<std::size_t>(runs / 100, 4, 8); }
+
+double least_of(const CorpusEntry& e) { return e.least.value_or(std::numeric_limits<double>::infinity()); }
+
+std::size_t Explorer::pick_by_margin(Rng& rng) const {
+  std::size_t best = rng.uniform(corpus_.size());
+  for (int k = 0; k < 2; ++k) {
+    const std::size_t c = rng.uniform(corpus_.size());
+    if (least_of(corpus_[c]) < least_of(corpus_[best])) best = c;
+  }
+  return best;
+}
+
+double Explorer::rarity(const CorpusEntry& e) const {
+  double score = 0;
+  for (const std::uint32_t slot : e.signature.slots) score += 1.0 / std::max<std::uint32_t>(hits_[slot], 1);
+  return score / static_cast<double>(1 + e.picked);
+}
+
+std::size_t Explorer::pick_by_rarity(Rng& rng) const {
+  std::size_t best = rng.uniform(corpus_.size());
+  for (int k = 0; k < 2; ++k) {
+    const std::size_t c = rng.uniform(corpus_.size());
+    if (rarity(corpus_[c]) > rarity(corpus_[best])) best = c;
+  }
+  return best;
+}
+
+Candidate Explorer::draw(std::size_t index) {
+  Rng rng = root_.derive(static_cast<std::uint64_t>(index));
+  Candidate c;
+  const bool mutate_ok = mutable_schedule(palette_) && !corpus_.empty();
+  const std::uint64_t roll = rng.uniform(100);
+  if (index < plain_first(o_.runs) || !mutate_ok || roll < 10) {
+    c.plain = true;
+    c.seed = rng.uniform(1'000'000'000) + 1;
+    c.how = fmt::format("seed {}", c.seed);
+    return c;
+  }
+  // The energy: the entry closest to failing some check (a third of the time the best of all,
+  // else the best of three), or the entry whose coverage is rarest (best of three).
+  const bool margins = best_entry_ < corpus_.size() && corpus_[best_entry_].least.has_value();
+  std::size_t parent = 0;
+  if (margins && roll < 40) parent = best_entry_;
+  else if (margins && roll < 70) parent = pick_by_margin(rng);
+  else parent = pick_by_rarity(rng);
+  ++corpus_[parent].picked;
+  c.schedule = corpus_[parent].schedule;
+  const Scenario* other = corpus_.size() > 1 ? &corpus_[rng.uniform(corpus_.size())].schedule : nullptr;
+  std::string notes;
+  for (const MutationNote& n : mutate(c.schedule, other, palette_, rng)) notes += (notes.empty() ? "" : "; ") + n;
+  c.seed = c.schedule.seed;
+  c.how = fmt::format("run {}: {}", corpus_[parent].run, notes);
+  return c;
+}
+
+Outcome Explorer::execute(const Candidate& c) const {
+  Outcome out;
+  const Scenario& s = c.plain ? s_ : c.schedule;
+  RunOptions ro;
+  ro.seed = c.seed;
+  ro.registry = &reg_;
+  ro.budgets = o_.budgets;
+  ro.partial_on_budget = true;
+  try {
+    RunResult r = scenarios::run(s, ro);
+    if (!r.stopped.empty()) return out;
+    out.ran = true;
+    out.checks = std::move(r.checks);
+    out.schedule = c.plain ? concretize(s_, c.seed, r.kept_events()) : c.schedule;
+    out.signature = signature_of(r.kept_events(), out.checks);
+  } catch (const std::exception&) {
+    return out;  // a schedule the runner refuses is not a failure of the system
+  }
+  for (const CheckResult& k : out.checks) {
+    out.margins.push_back(k.margin);
+    if (k.margin && (!out.least || *k.margin < *out.least)) out.least = k.margin;
+  }
+  return out;
+}
+
+void Explorer::evict() {
+  // The entry furthest from failing, of those that are not the best; the oldest among equals.
+  constexpr std::size_t kMaxCorpus = 512;
+  if (corpus_.size() <= kMaxCorpus) return;
+  std::size_t worst = corpus_.size();
+  for (std::size_t i = 0; i < corpus_.size(); ++i) {
+    if (i == best_entry_) continue;
+    if (worst == corpus_.size() || least_of(corpus_[i]) > least_of(corpus_[worst])) worst = i;
+  }
+  corpus_.erase(corpus_.begin() + static_cast<std::ptrdiff_t>(worst));
+  if (best_entry_ > worst) --best_entry_;
+}
+
+bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, ExploreResult& r) {
+  ExploreStep step;
+  step.run = index + 1;
+  step.plain = c.plain;
+  bool failed = false;
+  if (out.ran) {
+    bool fresh = false;
+    for (const std::uint32_t slot : out.signature.slots) {
+      if (hits_[slot] == 0) fresh = true, ++reached_;
+      ++hits_[slot];
+    }
+    bool closer = false;
+    for (std::size_t k = 0; k < out.margins.size() && k < best_.size(); ++k) {
+      if (!out.margins[k]) continue;
+      r.has_margin[k] = true;
+      if (!best_[k] || *out.margins[k] < *best_[k]) best_[k] = out.margins[k], closer = true;
+    }
+    if (const auto f = first_failing(out.checks, checks_, s_.expect_fail)) {
+      failed = true;
+      ExploreFailure x;
+      x.run = index + 1;
+      x.plain = c.plain;
+      x.seed = c.seed;
+      x.schedule = out.schedule;  // a plain seed's: its faults as explicit events
+      x.check = checks_[*f];
+      x.result = out.checks[*f];
+      x.id = failure_id(x.result);
+      x.how = c.how;
+      if (!r.runs_to_first_failure) r.runs_to_first_failure = index + 1;
+      const bool known = std::any_of(r.failures.begin(), r.failures.end(), [&](const ExploreFailure& y) { return y.id == x.id; });
+      if (!known) r.failures.push_back(std::move(x));
+    }
+    if (fresh || closer) {
+      CorpusEntry e{std::move(out.schedule), std::move(out.margins), out.least, std::move(out.signature), index + 1, 0, c.how};
+      corpus_.push_back(std::move(e));
+      if (least_of(corpus_.back()) < least_of(corpus_[best_entry_]) || corpus_.size() == 1) best_entry_ = corpus_.size() - 1;
+      step.kept = true;
+      evict();
+    }
+  }
+  step.failed = failed;
+  step.coverage = reached_;
+  step.best = best_;
+  r.steps.push_back(std::move(step));
+  return failed;
+}
+
+ExploreResult Explorer::run() {
+  ExploreResult r;
+  for (const CheckDecl& c : checks_) r.checks.push_back(check_title(c, reg_));
+  r.has_margin.assign(checks_.size(), false);
+  best_.assign(checks_.size(), std::nullopt);
+  const bool once = !mutable_schedule(palette_);
+  r.nothing_to_mutate = once;
+  const std::size_t budget = once ? 1 : o_.runs;
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  const unsigned jobs = o_.jobs == 0 ? cores : o_.jobs;
+  std::size_t done = 0;
+  bool over = false;
+  while (done < budget && !over) {
+    if (o_.stop && o_.stop()) {
+      r.stopped = true;
+      break;
+    }
+    const std::size_t n = std::min(kExploreGeneration, budget - done);
+    std::vector<Candidate> cands;
+    for (std::size_t i = 0; i < n; ++i) cands.push_back(draw(done + i));
+    std::vector<Outcome> outs(n);
+    std::atomic<std::size_t> next{0};
+    // The first failure in index order ends the search: the candidates after it need not run
+    // (those before it all do, since they are taken in order), whatever the threads.
+    std::atomic<std::size_t> last{n};
+    const auto work = [&] {
+      for (std::size_t i = next++; i < n && i <= last.load(); i = next++) {
+        outs[i] = execute(cands[i]);
+        if (!o_.keep_going && outs[i].ran && first_failing(outs[i].checks, checks_, s_.expect_fail)) {
+          std::size_t seen = last.load();
+          while (i < seen && !last.compare_exchange_weak(seen, i)) {
+          }
+        }
+      }
+    };
+    {
+      std::vector<std::jthread> pool;
+      for (unsigned t = 1; t < std::min<std::size_t>(jobs, n); ++t) pool.emplace_back(work);
+      work();
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      ++r.runs;
+      const bool failed = fold(done + i, cands[i], std::move(outs[i]), r);
+      if (failed && !o_.keep_going) {
+        over = true;
+        break;
+      }
+    }
+    done += n;
+    if (o_.progress) {
+      ExploreProgress p{r.runs, budget, corpus_.size(), reached_, r.failures.size(), &r.checks, &best_};
+      o_.progress(p);
+    }
+  }
+  r.coverage = reached_;
+  r.best = best_;
+  r.corpus = std::move(corpus_);
+  return r;
+}
+
+}  // namespace
+
+ExploreResult explore(const Scenario& s, const ExploreOptions& o) { return Explorer(s, o).run(); }
+
+std::vector<std::uint64_t> seeds_failing_so(const Scenario& s, const FailureId& id, std::uint64_t first, std::uint64_t last,
+                                            const Registry* registry, const Budgets& budgets, unsigned jobs) {
+  if (last < first) return {};
+  const std::uint64_t n = last - first + 1;
+  std::vector<char> fails(n, 0);
+  std::atomic<std::uint64_t> next{0};
+  const auto work = [&] {
+    for (std::uint64_t i = next++; i < n; i = next++) {
+      RunOptions ro;
+      ro.seed = first + i;
+      ro.registry = registry;
+      ro.budgets = budgets;
+      ro.partial_on_budget = true;
+      try {
+        const RunResult r = scenarios::run(s, ro);
+        for (const CheckResult& c : r.checks) fails[i] = fails[i] != 0 || (!c.passed && failure_id(c) == id) ? 1 : 0;
+      } catch (const std::exception&) {
+        // a seed the runner refuses does not fail the same way
+      }
+    }
+  };
+  {
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < std::min<std::uint64_t>(jobs == 0 ? cores : jobs, n); ++t) pool.emplace_back(work);
+    work();
+  }
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (fails[i] != 0) out.push_back(first + i);
+  return out;
+}
+
+}  // namespace lic::scenarios
