@@ -14,6 +14,7 @@
 #include "scenarios/file/fix.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/file/write.hpp"
+#include "scenarios/run/judge.hpp"
 #include "scenarios/search/shrink.hpp"
 #include "scenarios/search/sweep.hpp"
 #include "scenarios/search/explore.hpp"
@@ -166,12 +167,16 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
     replays.push_back(static_cast<double>(r.runs));
     ++shapes[shape(r.scenario)];
     if (!m.has_fix) continue;
+    // A slip: with the fix applied, the shrunk file still fails the same way (check, kind, roles)
+    // -- the shrink kept another failure than the one the fix removes (cmake/bug_fix_check.cmake).
     const scenarios::ParseResult fixed = scenarios::apply_fix(r.scenario);
     bool slip = !fixed.ok();
     if (!slip) {
       scenarios::RunOptions ro;
       ro.seed = r.seed;
-      slip = !scenarios::run(fixed.scenario, ro).passed;
+      const scenarios::FailureId id = scenarios::failure_id(r.failure);
+      for (const scenarios::CheckResult& c : scenarios::run(fixed.scenario, ro).checks)
+        slip = slip || (!c.passed && scenarios::failure_id(c) == id);
     }
     if (slip) ++m.slips, m.slipped.push_back(seed);
   }

@@ -1,6 +1,7 @@
 #include "scenarios/search/signature.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <string_view>
 
@@ -17,9 +18,10 @@ std::uint64_t mix(std::uint64_t h, std::string_view s) {
   return h;
 }
 
+/// A word into the hash at once (a multiply and a shift: this runs a few times an event).
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ULL;
-  return h;
+  h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 31);
 }
 
 constexpr std::uint64_t kBasis = 0xcbf29ce484222325ULL;
@@ -56,14 +58,31 @@ struct Key {
   std::uint64_t role = 0;  ///< the folded role
 };
 
-Key key_of(const TraceEvent& e) {
+/// The hash of each atom's folded text, kept by the atom's index, computed once a run (the fold
+/// builds a string; a run names a few hundred atoms at most, over many thousand events).
+class RoleCache {
+ public:
+  std::uint64_t of(Atom a) {
+    const std::uint32_t i = a.index();
+    if (i >= hash_.size()) hash_.resize(i + 1, 0), known_.resize(i + 1, false);
+    if (!known_[i]) hash_[i] = mix(kBasis, fold(a.text())), known_[i] = true;
+    return hash_[i];
+  }
+
+ private:
+  std::vector<std::uint64_t> hash_;
+  std::vector<bool> known_;
+};
+
+Key key_of(const TraceEvent& e, RoleCache& roles) {
   Key k;
-  k.what = mix(mix(kBasis, static_cast<std::uint64_t>(e.kind)), e.name.text());
-  std::string role = fold(e.label.name.text());
+  // By the texts' hashes, never the atoms' indices: those depend on which thread interned a name
+  // first, and the signature must not.
+  k.what = mix(mix(kBasis, static_cast<std::uint64_t>(e.kind)), roles.of(e.name));
+  std::uint64_t role = e.label.name.empty() ? mix(roles.of(e.node), std::string_view("@node")) : roles.of(e.label.name);
   if (e.kind == EventKind::system)
-    if (const std::string id = e.text(keys::kId); !id.empty()) role += "/" + fold(id);
-  if (role.empty()) role = "@" + fold(e.node.text());
-  k.role = mix(kBasis, role);
+    if (const Atom* id = e.field<Atom>(keys::kId)) role = mix(role, roles.of(*id));
+  k.role = role;
   return k;
 }
 
@@ -92,7 +111,14 @@ int margin_bucket(double margin) {
 }
 
 Signature signature_of(const EventLog& events, const std::vector<CheckResult>& checks) {
-  std::vector<std::uint32_t> out;
+  // The map itself, a bit a slot: set as the events go, read out in slot order at the end (no
+  // sort of the many repeated slots).
+  std::vector<std::uint64_t> bits(kSignatureSlots / 64, 0);
+  struct Out {
+    std::vector<std::uint64_t>& bits;
+    void push_back(std::uint32_t slot) { bits[slot >> 6] |= std::uint64_t{1} << (slot & 63); }
+  } out{bits};
+  RoleCache roles;
   std::map<std::uint64_t, std::uint64_t> last;  // role -> its previous event's `what`
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> counts;  // (role, what) -> how often
   struct Open {
@@ -103,7 +129,7 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
   std::vector<Open> open;  // faults whose reactions are still being paired
   for (const TraceEvent& e : events) {
     if (traffic(e.kind)) continue;
-    const Key k = key_of(e);
+    const Key k = key_of(e, roles);
     out.push_back(slot(mix(k.what, k.role)));
     const auto [it, fresh] = last.try_emplace(k.role, 0);
     out.push_back(slot(mix(mix(mix(kBasis, std::string_view("edge")), it->second), mix(k.what, k.role))));
@@ -119,7 +145,9 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
       --o.left;
     }
     if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected) {
-      const std::uint64_t f = mix(mix(kBasis, e.text(keys::kKind)), fold(e.text(keys::kTarget)));
+      const Atom* kind = e.field<Atom>(keys::kKind);
+      const Atom* target = e.field<Atom>(keys::kTarget);
+      const std::uint64_t f = mix(kind != nullptr ? roles.of(*kind) : kBasis, target != nullptr ? roles.of(*target) : kBasis);
       open.push_back(Open{f, e.time + kReactionWindow, kReactions});
     }
   }
@@ -131,9 +159,10 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
     out.push_back(slot(mix(h, c.passed ? std::string_view("pass") : std::string_view(c.kind))));
     if (c.margin) out.push_back(slot(mix(mix(h, std::string_view("margin")), static_cast<std::uint64_t>(margin_bucket(*c.margin)))));
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return Signature{std::move(out)};
+  Signature sig;
+  for (std::size_t w = 0; w < bits.size(); ++w)
+    for (std::uint64_t b = bits[w]; b != 0; b &= b - 1) sig.slots.push_back(static_cast<std::uint32_t>(w * 64 + std::countr_zero(b)));
+  return sig;
 }
 
 }  // namespace lic::scenarios
