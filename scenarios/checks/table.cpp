@@ -274,7 +274,8 @@ Verdict pipeline_conservation(const properties::Conservation& k, const LossBound
   else if (k.unknown.count > 0) v.kind = "unknown_item";
   else if (k.unaccounted.count > 0) v.kind = "unaccounted";
   else if (!within) v.kind = "lost_over_bound";
-  if (bound.max) v.margin = static_cast<double>(*bound.max - beyond) / static_cast<double>(*bound.max + 1);
+  // A count's edge lies between max and max + 1 lost: half a line either side of it.
+  if (bound.max) v.margin = (static_cast<double>(*bound.max - beyond) + 0.5) / static_cast<double>(*bound.max + 1);
   if (!k.ok) v.margin = -1.0;
   if (within) return v;
   // The loss that went past the bound: the (max + 1)-th that the bound does not allow.
@@ -309,7 +310,7 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   if (!k.ok()) v.kind = "violation", v.margin = -1.0;
   else if (k.accepted == 0) v.kind = "nothing_accepted";
   else if (!within) v.kind = "lost_over_bound";
-  if (bound.max && k.ok()) v.margin = static_cast<double>(*bound.max - beyond) / static_cast<double>(*bound.max + 1);
+  if (bound.max && k.ok()) v.margin = (static_cast<double>(*bound.max - beyond) + 0.5) / static_cast<double>(*bound.max + 1);
   if (within) return v;
   // The batch whose loss went past the bound, at the instant it was lost.
   std::vector<const properties::LostEvents*> in_time;  // k.lost is by batch; the bound is crossed in time
@@ -435,7 +436,7 @@ CheckJudge restarts(Args& a) {
     if (max) want += fmt::format("{}at most {}", want.empty() ? "" : ", ", *max);
     Verdict v{(!max || n <= *max) && (!count || n == *count), fmt::format("{} restart{} ({})", n, n == 1 ? "" : "s", want)};
     v = tagged(std::move(v), max && n > *max ? "too_many" : "not_exactly", {of},
-               max ? std::optional<double>(static_cast<double>(*max - n) / static_cast<double>(*max + 1)) : std::nullopt);
+               max ? std::optional<double>((static_cast<double>(*max - n) + 0.5) / static_cast<double>(*max + 1)) : std::nullopt);
     // Too many: the restart past the limit (start limit + 2: the first start is not a restart).
     const std::optional<std::int64_t> limit = max ? max : count;
     if (!v.passed && limit && n > *limit) {

@@ -30,6 +30,7 @@ struct Outcome {
   Signature signature;
   std::vector<std::optional<double>> margins;
   std::optional<double> least;
+  std::uint64_t trace_hash = 0;
 };
 
 class Explorer {
@@ -44,7 +45,7 @@ class Explorer {
 
  private:
   Candidate draw(std::size_t index);
-  std::size_t pick_by_margin(Rng& rng) const;
+  std::size_t pick_by_margin(Rng& rng, std::size_t check) const;
   std::size_t pick_by_rarity(Rng& rng) const;
   double rarity(const CorpusEntry& e) const;
   Outcome execute(const Candidate& c) const;
@@ -62,19 +63,27 @@ class Explorer {
   std::vector<std::uint32_t> hits_;  // runs that reached each slot
   std::size_t reached_ = 0;
   std::vector<std::optional<double>> best_;
-  std::size_t best_entry_ = 0;  // the corpus entry with the smallest margin
+  /// Per check, the corpus entry with its smallest margin (none: no entry has a margin for it).
+  std::vector<std::optional<std::size_t>> best_entry_;
+  std::optional<std::uint64_t> first_hash_;  // the first run's trace hash
+  bool hashes_differ_ = false;               // some run's trace differed from the first's
 };
 
 /// Plain seeds first: this many (a tenth of the budget, 4 to 16).
-std::size_t plain_first(std::size_t runs) { return std::clamp<std::size_t>(runs / 100, 4, 8); }
+std::size_t plain_first(std::size_t runs) { return std::clamp<std::size_t>(runs / 100, 2, 4); }
 
 double least_of(const CorpusEntry& e) { return e.least.value_or(std::numeric_limits<double>::infinity()); }
 
-std::size_t Explorer::pick_by_margin(Rng& rng) const {
+/// An entry's margin for one check (infinite when it has none).
+double margin_of(const CorpusEntry& e, std::size_t check) {
+  return check < e.margins.size() && e.margins[check] ? *e.margins[check] : std::numeric_limits<double>::infinity();
+}
+
+std::size_t Explorer::pick_by_margin(Rng& rng, std::size_t check) const {
   std::size_t best = rng.uniform(corpus_.size());
   for (int k = 0; k < 2; ++k) {
     const std::size_t c = rng.uniform(corpus_.size());
-    if (least_of(corpus_[c]) < least_of(corpus_[best])) best = c;
+    if (margin_of(corpus_[c], check) < margin_of(corpus_[best], check)) best = c;
   }
   return best;
 }
@@ -105,13 +114,19 @@ Candidate Explorer::draw(std::size_t index) {
     c.how = fmt::format("seed {}", c.seed);
     return c;
   }
-  // The energy: the entry closest to failing some check (a third of the time the best of all,
-  // else the best of three), or the entry whose coverage is rarest (best of three).
-  const bool margins = best_entry_ < corpus_.size() && corpus_[best_entry_].least.has_value();
+  // The energy: a check with a margin, drawn at random (one whose margin never moves must not
+  // hide another's), and the entry closest to failing it -- most often the closest of all, else
+  // the closest of three -- or the entry whose coverage is rarest (the best of three).
+  std::vector<std::size_t> guided;
+  for (std::size_t k = 0; k < best_entry_.size(); ++k)
+    if (best_entry_[k]) guided.push_back(k);
   std::size_t parent = 0;
-  if (margins && roll < 40) parent = best_entry_;
-  else if (margins && roll < 70) parent = pick_by_margin(rng);
-  else parent = pick_by_rarity(rng);
+  if (!guided.empty() && roll < 80) {
+    const std::size_t check = guided[rng.uniform(guided.size())];
+    parent = roll < 60 ? *best_entry_[check] : pick_by_margin(rng, check);
+  } else {
+    parent = pick_by_rarity(rng);
+  }
   ++corpus_[parent].picked;
   c.schedule = corpus_[parent].schedule;
   const Scenario* other = corpus_.size() > 1 ? &corpus_[rng.uniform(corpus_.size())].schedule : nullptr;
@@ -134,6 +149,7 @@ Outcome Explorer::execute(const Candidate& c) const {
     RunResult r = scenarios::run(s, ro);
     if (!r.stopped.empty()) return out;
     out.ran = true;
+    out.trace_hash = r.trace_hash;
     out.checks = std::move(r.checks);
     out.schedule = c.plain ? concretize(s_, c.seed, r.kept_events()) : c.schedule;
     out.signature = signature_of(r.kept_events(), out.checks);
@@ -148,16 +164,21 @@ Outcome Explorer::execute(const Candidate& c) const {
 }
 
 void Explorer::evict() {
-  // The entry furthest from failing, of those that are not the best; the oldest among equals.
+  // The entry furthest from failing, of those that are no check's best; the oldest among equals.
   constexpr std::size_t kMaxCorpus = 512;
   if (corpus_.size() <= kMaxCorpus) return;
+  const auto is_best = [&](std::size_t i) {
+    return std::any_of(best_entry_.begin(), best_entry_.end(), [&](const std::optional<std::size_t>& b) { return b == i; });
+  };
   std::size_t worst = corpus_.size();
   for (std::size_t i = 0; i < corpus_.size(); ++i) {
-    if (i == best_entry_) continue;
+    if (is_best(i)) continue;
     if (worst == corpus_.size() || least_of(corpus_[i]) > least_of(corpus_[worst])) worst = i;
   }
+  if (worst == corpus_.size()) return;
   corpus_.erase(corpus_.begin() + static_cast<std::ptrdiff_t>(worst));
-  if (best_entry_ > worst) --best_entry_;
+  for (std::optional<std::size_t>& b : best_entry_)
+    if (b && *b > worst) --*b;
 }
 
 bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, ExploreResult& r) {
@@ -166,6 +187,8 @@ bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, Explor
   step.plain = c.plain;
   bool failed = false;
   if (out.ran) {
+    if (!first_hash_) first_hash_ = out.trace_hash;
+    hashes_differ_ = hashes_differ_ || out.trace_hash != *first_hash_;
     bool fresh = false;
     for (const std::uint32_t slot : out.signature.slots) {
       if (hits_[slot] == 0) fresh = true, ++reached_;
@@ -195,7 +218,10 @@ bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, Explor
     if (fresh || closer) {
       CorpusEntry e{std::move(out.schedule), std::move(out.margins), out.least, std::move(out.signature), index + 1, 0, c.how};
       corpus_.push_back(std::move(e));
-      if (least_of(corpus_.back()) < least_of(corpus_[best_entry_]) || corpus_.size() == 1) best_entry_ = corpus_.size() - 1;
+      const std::size_t at = corpus_.size() - 1;
+      for (std::size_t k = 0; k < best_entry_.size(); ++k)
+        if (margin_of(corpus_[at], k) < (best_entry_[k] ? margin_of(corpus_[*best_entry_[k]], k) : std::numeric_limits<double>::infinity()))
+          best_entry_[k] = at;
       step.kept = true;
       evict();
     }
@@ -212,9 +238,11 @@ ExploreResult Explorer::run() {
   for (const CheckDecl& c : checks_) r.checks.push_back(check_title(c, reg_));
   r.has_margin.assign(checks_.size(), false);
   best_.assign(checks_.size(), std::nullopt);
-  const bool once = !mutable_schedule(palette_);
-  r.nothing_to_mutate = once;
-  const std::size_t budget = once ? 1 : o_.runs;
+  best_entry_.assign(checks_.size(), std::nullopt);
+  // A file with no fault has only its seed to vary: plain seeds, until two runs show that the seed
+  // changes nothing either (the same trace), when there is nothing to mutate at all.
+  const bool seeds_only = !mutable_schedule(palette_);
+  const std::size_t budget = o_.runs;
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   const unsigned jobs = o_.jobs == 0 ? cores : o_.jobs;
   std::size_t done = 0;
@@ -256,6 +284,10 @@ ExploreResult Explorer::run() {
       }
     }
     done += n;
+    if (seeds_only && r.runs >= 2 && !hashes_differ_) {
+      r.nothing_to_mutate = true;
+      break;
+    }
     if (o_.progress) {
       ExploreProgress p{r.runs, budget, corpus_.size(), reached_, r.failures.size(), &r.checks, &best_};
       o_.progress(p);

@@ -29,7 +29,7 @@
 namespace lic::scenarios {
 
 /// Candidates drawn at once from one state of the corpus.
-inline constexpr std::size_t kExploreGeneration = 8;
+inline constexpr std::size_t kExploreGeneration = 4;
 
 /// One schedule kept in the corpus, with what its run measured.
 struct CorpusEntry {
@@ -100,7 +100,9 @@ struct ExploreResult {
   std::vector<bool> has_margin;          ///< per check: it reported a margin in some run (else: coverage only)
   std::vector<std::optional<double>> best;  ///< per check, the smallest margin seen
   std::vector<ExploreStep> steps;        ///< one a run
-  bool nothing_to_mutate = false;        ///< the file has no fault: it ran once
+  /// The file has no fault, and its seed changes nothing (its first runs had the same trace):
+  /// it stopped there. (A file with no fault whose seed matters runs plain seeds only.)
+  bool nothing_to_mutate = false;
   bool stopped = false;                  ///< `stop` ended it
 };
 

@@ -139,7 +139,7 @@ TEST_CASE("explore - finds the bug - the failing schedule shrinks to a file that
   for (const faults::Fault& f : sh.scenario.faults) CHECK_FALSE(f.mtbf);  // explicit events only
 }
 
-TEST_CASE("explore - a file with no fault has nothing to mutate and runs once", "[explore]") {
+TEST_CASE("explore - a file with no fault and nothing random has nothing to mutate and stops", "[explore]") {
   Scenario s = load("scenarios/bugs/restart_intensity_default.yaml");
   s.faults.clear();
   s.fault_marks.clear();
@@ -147,7 +147,24 @@ TEST_CASE("explore - a file with no fault has nothing to mutate and runs once", 
   o.runs = 50;
   const ExploreResult r = explore(s, o);
   CHECK(r.nothing_to_mutate);
-  CHECK(r.runs == 1);
+  CHECK(r.runs <= kExploreGeneration);
+  CHECK(r.failures.empty());
+}
+
+TEST_CASE("explore - a file with no fault whose seed matters runs plain seeds until one fails", "[explore]") {
+  // shutdown_cancel_first has no fault, only a SIGTERM step; whether a batch is open then depends
+  // on the seed's arrivals.
+  const Scenario s = load("scenarios/bugs/shutdown_cancel_first.yaml");
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    ExploreOptions o;
+    o.seed = seed;
+    o.runs = 50;
+    const ExploreResult r = explore(s, o);
+    INFO("explorer seed " << seed);
+    CHECK_FALSE(r.nothing_to_mutate);
+    REQUIRE(r.runs_to_first_failure);
+    CHECK(r.failures.front().plain);
+  }
 }
 
 TEST_CASE("explore - margins steer: a check with a margin reports its best, one without is coverage only", "[explore]") {

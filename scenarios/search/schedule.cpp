@@ -81,13 +81,13 @@ Duration* window_of(Fault& f) {
   return nullptr;
 }
 
-enum class Op { shift_fine, shift_coarse, retarget, window, duplicate, drop, add, reseed, splice };
+enum class Op { shift_fine, shift_coarse, approach, retarget, window, duplicate, drop, add, reseed, splice };
 
 /// One op drawn by weight: moving a fault is what finds a coincidence; the rest keep the search wide.
 Op draw_op(Rng& rng) {
-  static constexpr std::pair<Op, int> kOps[] = {{Op::shift_fine, 6}, {Op::shift_coarse, 4}, {Op::retarget, 2}, {Op::window, 2},
-                                                {Op::duplicate, 4},  {Op::drop, 2},         {Op::add, 3},      {Op::reseed, 2},
-                                                {Op::splice, 1}};
+  static constexpr std::pair<Op, int> kOps[] = {{Op::shift_fine, 6}, {Op::shift_coarse, 3}, {Op::approach, 4}, {Op::retarget, 2},
+                                                {Op::window, 2},     {Op::duplicate, 4},    {Op::drop, 2},     {Op::add, 3},
+                                                {Op::reseed, 2},     {Op::splice, 1}};
   int total = 0;
   for (const auto& [op, w] : kOps) total += w;
   auto pick = static_cast<int>(rng.uniform(static_cast<std::uint64_t>(total)));
@@ -105,6 +105,22 @@ std::optional<MutationNote> shift(Fault& f, bool fine, Duration chaos, Rng& rng)
   const Time was = *f.at;
   f.at = clamp_time(*f.at + by, chaos);
   return fmt::format("shift {} by {}", f.name, signed_duration(*f.at - was));
+}
+
+/// Fault i moved next to another fault or a script step (1 ms to 10 s from it, before or
+/// after): most rare failures are a fault that coincides with another, or with an operator's
+/// action (a SIGTERM's drain).
+std::optional<MutationNote> approach(Scenario& s, std::size_t i, Duration chaos, Rng& rng) {
+  std::vector<std::pair<Time, std::string>> anchors;
+  for (std::size_t j = 0; j < s.faults.size(); ++j)
+    if (j != i) anchors.emplace_back(*s.faults[j].at, s.faults[j].name);
+  for (std::size_t k = 0; k < s.script.size(); ++k)
+    anchors.emplace_back(s.script[k].at, fmt::format("step {} ({})", k + 1, to_string(s.script[k].op)));
+  if (anchors.empty()) return std::nullopt;
+  const auto& [at, what] = anchors[rng.uniform(anchors.size())];
+  const Duration d = log_uniform(rng, kMillisecond, std::max(std::min(chaos / 4, kSecond * 10), kMillisecond * 2));
+  s.faults[i].at = clamp_time(at + (rng.uniform(2) == 0 ? d : Duration::zero() - d), chaos);
+  return fmt::format("move {} next to {} (at {})", s.faults[i].name, what, format_time(*s.faults[i].at));
 }
 
 std::optional<MutationNote> retarget(Fault& f, const MutationPalette& p, Rng& rng) {
@@ -237,6 +253,7 @@ std::vector<MutationNote> mutate(Scenario& s, const Scenario* other, const Mutat
     switch (op) {
       case Op::shift_fine: note = shift(s.faults[i], true, chaos, rng); break;
       case Op::shift_coarse: note = shift(s.faults[i], false, chaos, rng); break;
+      case Op::approach: note = approach(s, i, chaos, rng); break;
       case Op::retarget: note = retarget(s.faults[i], p, rng); break;
       case Op::window: note = resize_window(s.faults[i], rng); break;
       case Op::duplicate: note = duplicate(s, i, chaos, rng); break;

@@ -58,20 +58,19 @@ struct Key {
   std::uint64_t role = 0;  ///< the folded role
 };
 
-/// The hash of each atom's folded text, kept by the atom's index, computed once a run (the fold
-/// builds a string; a run names a few hundred atoms at most, over many thousand events).
+/// The hash of each atom's folded text, kept by the atom's index (the fold builds a string; a run
+/// names a few hundred atoms, over many thousand events). An atom's text never changes, so one
+/// cache a thread serves every run the thread makes; what it holds depends on the texts alone.
 class RoleCache {
  public:
   std::uint64_t of(Atom a) {
+    thread_local std::vector<std::uint64_t> hash;
+    thread_local std::vector<bool> known;
     const std::uint32_t i = a.index();
-    if (i >= hash_.size()) hash_.resize(i + 1, 0), known_.resize(i + 1, false);
-    if (!known_[i]) hash_[i] = mix(kBasis, fold(a.text())), known_[i] = true;
-    return hash_[i];
+    if (i >= hash.size()) hash.resize(i + 1 + i / 2, 0), known.resize(i + 1 + i / 2, false);
+    if (!known[i]) hash[i] = mix(kBasis, fold(a.text())), known[i] = true;
+    return hash[i];
   }
-
- private:
-  std::vector<std::uint64_t> hash_;
-  std::vector<bool> known_;
 };
 
 Key key_of(const TraceEvent& e, RoleCache& roles) {
@@ -111,13 +110,21 @@ int margin_bucket(double margin) {
 }
 
 Signature signature_of(const EventLog& events, const std::vector<CheckResult>& checks) {
-  // The map itself, a bit a slot: set as the events go, read out in slot order at the end (no
-  // sort of the many repeated slots).
-  std::vector<std::uint64_t> bits(kSignatureSlots / 64, 0);
+  // A long run: the map itself, a bit a slot, set as the events go and read out in slot order at
+  // the end (no sort of the many repeated slots). A short one: the slots in a list, sorted once
+  // (clearing and reading 8 KiB would cost more than its run).
+  const bool small = events.size() < 512;
+  std::vector<std::uint64_t> bits(small ? 0 : kSignatureSlots / 64, 0);
+  std::vector<std::uint32_t> list;
   struct Out {
     std::vector<std::uint64_t>& bits;
-    void push_back(std::uint32_t slot) { bits[slot >> 6] |= std::uint64_t{1} << (slot & 63); }
-  } out{bits};
+    std::vector<std::uint32_t>& list;
+    bool small;
+    void push_back(std::uint32_t slot) {
+      if (small) list.push_back(slot);
+      else bits[slot >> 6] |= std::uint64_t{1} << (slot & 63);
+    }
+  } out{bits, list, small};
   RoleCache roles;
   std::map<std::uint64_t, std::uint64_t> last;  // role -> its previous event's `what`
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> counts;  // (role, what) -> how often
@@ -160,6 +167,12 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
     if (c.margin) out.push_back(slot(mix(mix(h, std::string_view("margin")), static_cast<std::uint64_t>(margin_bucket(*c.margin)))));
   }
   Signature sig;
+  if (small) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    sig.slots = std::move(list);
+    return sig;
+  }
   for (std::size_t w = 0; w < bits.size(); ++w)
     for (std::uint64_t b = bits[w]; b != 0; b &= b - 1) sig.slots.push_back(static_cast<std::uint32_t>(w * 64 + std::countr_zero(b)));
   return sig;

@@ -245,7 +245,7 @@ std::string page(const ExploreArgs& a, const ExploreResult& r, const std::vector
                    r.coverage, cpu);
   if (r.runs_to_first_failure) h += fmt::format("<span class=\"fail\">First failure at run {}.</span>", *r.runs_to_first_failure);
   else h += "<span class=\"ok\">No failure within the budget.</span>";
-  if (r.nothing_to_mutate) h += " The file has no fault: nothing to mutate, it ran once.";
+  if (r.nothing_to_mutate) h += " Nothing to mutate: the file has no fault, and its seed changes nothing (the first runs had the same trace).";
   h += "</p>";
   h += "<h2>Failures</h2>";
   if (r.failures.empty()) h += "<p>None.</p>";
@@ -403,7 +403,8 @@ std::string write_out(const ExploreArgs& a, const ExploreResult& r, const std::v
 }
 
 void print_text(const Invocation& cli, const ExploreArgs& a, const ExploreResult& r, const std::vector<Written>& written, double cpu) {
-  if (r.nothing_to_mutate) fmt::print("nothing to mutate: the file has no fault; it ran once at a plain seed\n");
+  if (r.nothing_to_mutate)
+    fmt::print("nothing to mutate: the file has no fault, and its seed changes nothing (its first {} runs had the same trace)\n", r.runs);
   fmt::print("{} run{}{}, corpus {}, coverage {} slots, {:.1f} s of CPU\n", r.runs, r.runs == 1 ? "" : "s",
              r.stopped ? " (--max-seconds ran out)" : "", r.corpus.size(), r.coverage, cpu);
   for (std::size_t c = 0; c < r.checks.size(); ++c)
