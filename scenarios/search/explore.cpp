@@ -211,7 +211,9 @@ bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, Explor
       x.result = out.checks[*f];
       x.id = failure_id(x.result);
       x.how = c.how;
-      if (!r.runs_to_first_failure) r.runs_to_first_failure = index + 1;
+      const bool sought = !o_.accept || o_.accept(x);
+      failed = sought;
+      if (sought && !r.runs_to_first_failure) r.runs_to_first_failure = index + 1;
       const bool known = std::any_of(r.failures.begin(), r.failures.end(), [&](const ExploreFailure& y) { return y.id == x.id; });
       if (!known) r.failures.push_back(std::move(x));
     }
@@ -263,7 +265,7 @@ ExploreResult Explorer::run() {
     const auto work = [&] {
       for (std::size_t i = next++; i < n && i <= last.load(); i = next++) {
         outs[i] = execute(cands[i]);
-        if (!o_.keep_going && outs[i].ran && first_failing(outs[i].checks, checks_, s_.expect_fail)) {
+        if (!o_.keep_going && !o_.accept && outs[i].ran && first_failing(outs[i].checks, checks_, s_.expect_fail)) {
           std::size_t seen = last.load();
           while (i < seen && !last.compare_exchange_weak(seen, i)) {
           }

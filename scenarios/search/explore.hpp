@@ -88,11 +88,15 @@ struct ExploreOptions {
   /// Asked before each generation; true ends the search with what it has. Empty: never.
   std::function<bool()> stop{};
   std::function<void(const ExploreProgress&)> progress{};
+  /// Whether a failure found is the one sought; one that is not is recorded (with keep_going's
+  /// rule, once per identity) and the search goes on. Empty: every failure is. (`bench bugs`
+  /// accepts only the failure a bug file's fix removes: a neighbouring failure is not its bug.)
+  std::function<bool(const ExploreFailure&)> accept{};
 };
 
 struct ExploreResult {
   std::size_t runs = 0;
-  std::optional<std::size_t> runs_to_first_failure;
+  std::optional<std::size_t> runs_to_first_failure;  ///< the first failure `accept` took
   std::vector<ExploreFailure> failures;  ///< distinct by identity, in the order found
   std::vector<CorpusEntry> corpus;
   std::size_t coverage = 0;              ///< slots reached
