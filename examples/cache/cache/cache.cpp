@@ -135,8 +135,8 @@ lic::CheckJudge answered(lic::Args& a) {
     // Its failure's identity: which of its ways to fail (the shrinker keeps that one, and
     // `explore --keep-going` tells them apart), and no roles: which client it was is no other bug.
     if (requests == 0) v.kind = "no_requests";
-    else if (!open.empty()) v.kind = "unanswered";
     else if (!few) v.kind = "too_unavailable";
+    else if (!open.empty()) v.kind = "unanswered";
     // Its margin: how far the unavailable share is from the bound, as a share of it (a guided
     // search climbs toward 0). An unanswered request is a failure with nothing to measure.
     if (most.num > 0 && answers > 0) {
@@ -144,7 +144,7 @@ lic::CheckJudge answered(lic::Args& a) {
       const double share = static_cast<double>(unavailable) / static_cast<double>(answers);
       v.margin = (bound - share) / bound;
     }
-    if (!open.empty() || requests == 0) v.margin = -1.0;
+    if (requests == 0 || (few && !open.empty())) v.margin = -1.0;
     return v;
   };
 }
