@@ -174,7 +174,7 @@ Written write_failure(const Invocation& cli, const ExploreArgs& a, const scenari
   }
   if (!w.was_shrunk) s.seed = x.seed;
   const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(path);
-  w.seeds = seed_line(*cli.registry, a.budgets, s, x.id);
+  w.seeds = seed_line(*cli.registry, a.budgets, s, x.id, w.was_shrunk ? w.shrunk.after.events : 0);
   const std::string error = reports::write_file_atomically(path, header(x, a, w, max_runs, reproduce, s, w.seeds) + scenarios::to_yaml(s));
   if (!error.empty()) throw std::runtime_error(error);
   // The file as a user will run it: read back, run at its own seed.

@@ -120,7 +120,10 @@ scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, Pro
 }  // namespace
 
 std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, const scenarios::Scenario& s,
-                      const scenarios::FailureId& id) {
+                      const scenarios::FailureId& id, std::uint64_t events) {
+  if (events > kSeedLineEvents)
+    return fmt::format("# Other seeds were not tried: a run of it is {} trace events (more than {}); run it at its own seed.\n",
+                       events, kSeedLineEvents);
   const std::vector<std::uint64_t> failing = scenarios::seeds_failing_so(s, id, 1, 100, &registry, budgets);
   std::string line = fmt::format("# It fails the same way ({}) on {} of seeds 1..100", scenarios::to_string(id), failing.size());
   if (failing.size() >= 90) return line + ": the seed hardly matters.\n";
@@ -171,7 +174,7 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   }
   print_result(r, a);
   const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(out);
-  const std::string seeds = seed_line(*cli.registry, a.budgets, r.scenario, scenarios::failure_id(r.failure));
+  const std::string seeds = seed_line(*cli.registry, a.budgets, r.scenario, scenarios::failure_id(r.failure), r.after.events);
   fmt::print("{}", seeds.substr(2));
   const std::string error = reports::write_file_atomically(out, header(r, a, reproduce, seeds) + scenarios::to_yaml(r.scenario));
   if (!error.empty()) {
