@@ -55,7 +55,7 @@ CheckJudge single_leader(Args& a) {
     if (!v.passed) v.kind = "two_leaders";
     if (max > Duration::zero()) {
       const double m = static_cast<double>((max - b.longest_overlap).ns) / static_cast<double>(max.ns);
-      v.margin = v.passed ? std::max(m, 0.0) : std::min(m, -1e-9);
+      v.margin = m;
     }
     if (!v.passed)
       if (const TraceEvent* e = first_at(*in.events, b.overlap_at))
@@ -127,7 +127,7 @@ CheckJudge failover(Args& a) {
     if (!late.empty() && first_late->done())
       v.roles = {first_late->blocked * 2 >= first_late->took() ? "no_candidate_could_reach" : "a_candidate_could_reach"};
     else if (n < min) v.kind = "too_few";
-    if (margin && n >= min) v.margin = v.passed ? std::max(*margin, 0.0) : std::min(*margin, -1e-9);
+    if (n >= min) v.margin = margin;
     // The first failover too slow: from the instant its leader lost the leadership.
     if (first_late != nullptr)
       if (const TraceEvent* e = first_at(*in.events, first_late->lost))
@@ -184,7 +184,7 @@ CheckJudge leader_availability(Args& a) {
                               m.availability * 100, format_ratio(min), l.failovers.size(), format_duration(m.mttr))};
     const double floor = static_cast<double>(min.num) / static_cast<double>(min.den);
     const double mm = (m.availability - floor) / (floor < 1 ? 1 - floor : 1);
-    v.margin = ok ? std::max(mm, 0.0) : std::min(mm, -1e-9);
+    v.margin = mm;
     if (!ok) v.kind = "below_floor";
     return v;
   };

@@ -20,14 +20,14 @@ using supervision::events::kReachedMax;
 
 __extension__ typedef unsigned __int128 Wide;  // exact products of nanoseconds and ratio terms
 
-/// A verdict with its failure kind, roles and margin; the margin is held to the verdict's side of
-/// 0 (a holding check at least at the edge, a failing one below it).
+/// A verdict with its failure kind, roles and margin (run_checks holds a margin to the verdict's
+/// side of 0).
 Verdict tagged(Verdict v, std::string kind, std::vector<std::string> roles, std::optional<double> margin = std::nullopt) {
   if (!v.passed) {
     v.kind = std::move(kind);
     v.roles = std::move(roles);
   }
-  if (margin) v.margin = v.passed ? std::max(*margin, 0.0) : std::min(*margin, -1e-9);
+  v.margin = margin;
   return v;
 }
 
@@ -220,11 +220,7 @@ CheckJudge availability(Args& a) {
     const double floor = static_cast<double>(min.num) / static_cast<double>(min.den);
     const double room = floor < 1 ? 1 - floor : 1;
     v.margin = m.observed > Duration::zero() ? (m.availability - floor) / room : -1.0;
-    if (v.passed) {
-      v.margin = std::max(*v.margin, 0.0);
-      return v;
-    }
-    v.margin = std::min(*v.margin, -1e-9);
+    if (v.passed) return v;
     v.kind = "outage";
     // The longest outage: where most of what was missing went.
     const properties::Intervals down = properties::complement(up, Time{}, in.end);
@@ -364,7 +360,6 @@ CheckJudge conservation(Args& a) {
       if (!part.passed && v.kind.empty()) v.kind = part.kind, v.roles = part.roles;
       if (part.margin) v.margin = std::min(v.margin.value_or(*part.margin), *part.margin);
     }
-    if (v.margin) v.margin = v.passed ? std::max(*v.margin, 0.0) : std::min(*v.margin, -1e-9);
     return v;
   };
 }

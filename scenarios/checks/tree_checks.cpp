@@ -152,14 +152,14 @@ CheckJudge never_gives_up(Args& a) {
         v.roles = {of};
         const auto peaks = peaks_in_window(in);
         const auto it = peaks.find(of);
-        v.margin = std::min(it != peaks.end() ? 1.0 - it->second : -1.0, -1e-9);
+        v.margin = it != peaks.end() ? 1.0 - it->second : -1.0;
         return v;
       }
     }
     Verdict v{true, fmt::format("{} never gave up", service ? "the service " + of : "the supervisor " + of)};
     // How close it came: 1 - its peak share of the intensity (a supervisor) or of max_attempts (a service).
     const auto peaks = service ? attempt_peaks(in) : peaks_in_window(in);
-    if (const auto it = peaks.find(of); it != peaks.end()) v.margin = std::max(1.0 - it->second, 0.0);
+    if (const auto it = peaks.find(of); it != peaks.end()) v.margin = 1.0 - it->second;
     return v;
   };
 }
@@ -233,7 +233,6 @@ CheckJudge intensity_headroom(Args& a) {
     Verdict v{it->second <= limit, fmt::format("{}'s restarts in its window peaked at {:.0f}% of its intensity (at most {})", of,
                                                it->second * 100, format_ratio(max))};
     v.margin = (limit - it->second) / limit;
-    v.margin = v.passed ? std::max(*v.margin, 0.0) : std::min(*v.margin, -1e-9);
     if (!v.passed) v.kind = "over_headroom", v.roles = {of};
     return v;
   };

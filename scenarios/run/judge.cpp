@@ -98,7 +98,9 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
         res.passed = v.passed;
         res.detail = std::move(v.detail);
         res.witness = std::move(v.witness);
-        res.margin = v.margin;
+        // A margin on the verdict's side of 0, whatever the judge computed: a holding check at least
+        // at the edge, a failing one below it (a user's check included).
+        if (v.margin) res.margin = v.passed ? std::max(*v.margin, 0.0) : std::min(*v.margin, -1e-9);
         if (!v.passed) {
           res.kind = v.kind.empty() ? c.name : std::move(v.kind);
           res.roles = std::move(v.roles);
