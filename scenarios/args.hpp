@@ -29,6 +29,10 @@ struct ArgInfo {
   std::string help;
   /// Not required and without a default: absent unless given (Args::given tells).
   bool optional = false;
+  /// A number that names something (an advisory lock's id) rather than one that sizes it (a
+  /// count, a rate, a capacity, a timeout): the shrinker leaves it as written, where it makes
+  /// every other number of a behaviour smaller (docs/shrinking.md).
+  bool names = false;
 
   bool required() const { return fallback.empty() && !optional; }
 };

@@ -271,7 +271,7 @@ std::vector<BehaviourInfo> leader_behaviours() {
       "seed 001's Coordinator: leader by a PostgreSQL advisory lock (naive: the seed's code; fenced: a lock heartbeat and "
       "a fencing token) or a lease; as leader it runs four periodic loops that write to the database",
       {{"variant", "string", "naive", "naive (the seed's code), fenced or lease"},
-       {"lock_id", "int", "12345", "the advisory lock's id (COORDINATOR_LOCK_ID), a bigint"},
+       {"lock_id", "int", "12345", "the advisory lock's id (COORDINATOR_LOCK_ID), a bigint", false, true},
        {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
        {"query_timeout", "duration", "10s", "the driver's command timeout"},
        {"heartbeat_timeout", "duration", "2s", "fenced: the lock session's check before each tick"},

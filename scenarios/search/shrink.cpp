@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <numeric>
 #include <set>
 #include <stdexcept>
 
 #include "scenarios/faults/table.hpp"
+#include "scenarios/file/fix.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
@@ -162,6 +164,37 @@ bool erase_path(std::vector<TreeNode>& nodes, const std::string& prefix, const s
   return false;
 }
 
+/// The behaviour of the worker or lifecycle service at `path`, or null (a supervisor, or nothing).
+BehaviourRef* behaviour_at(std::vector<TreeNode>& nodes, const std::string& prefix, const std::string& path) {
+  for (TreeNode& t : nodes) {
+    const std::string p = prefix + "/" + t.spec.id;
+    if (p == path) return t.kind == TreeNode::Kind::worker ? &t.behaviour : nullptr;
+    if (path.rfind(p + "/", 0) != 0) continue;
+    for (ServiceDecl& d : t.services)
+      if (p + "/" + d.name == path) return &d.behaviour;
+    return behaviour_at(t.children, p, path);
+  }
+  return nullptr;
+}
+
+/// A behaviour's argument `name` as the file gives it, or null (its default then holds).
+const ArgValue* given_arg(const BehaviourRef& b, const std::string& name) {
+  for (const auto& [k, v] : b.args)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+/// Sets argument `name` to `text` (written where it was, or added after the others).
+void set_arg(BehaviourRef& b, const std::string& name, const std::string& text) {
+  for (auto& [k, v] : b.args) {
+    if (k == name) {
+      v.scalar = text;
+      return;
+    }
+  }
+  b.args.emplace_back(name, ArgValue{text});
+}
+
 // ---- A fault's knobs ---------------------------------------------------------------------------
 
 /// A duration a fault may carry, and whether shorter is simpler (a window, a time) or only a
@@ -251,12 +284,19 @@ class Shrinker {
   void remove_nodes();
   void remove_buggify();
   void schedule_stochastic();
+  void split_firings(std::size_t i, const std::vector<Time>& times);
+  bool has_sibling(std::size_t i) const;
   void shorten_phases();
   void shift_together();
   void simplify_faults();
   void simplify_fault(std::size_t i);
   void narrow_sides(std::size_t i);
+  void shorten_period(std::size_t i);
   void simplify_steps();
+  void simplify_arguments();
+  void simplify_argument(const std::string& path, const ArgInfo& a);
+  void shorten_quiet();
+  bool fix_saves(const Scenario& s);
   void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep);
 
   const ShrinkOptions& o_;
@@ -279,6 +319,15 @@ class Shrinker {
   std::size_t kept_ = 0;
   bool exhausted_ = false;
   bool stopped_ = false;
+  /// Set by the passes that change what the system is (its arguments, its quiet phase): a
+  /// candidate must not lengthen the current trace (or must shorten it: a duration argument,
+  /// where shorter is not simpler in itself, as a burst every 1 ms is not), and the file's fix
+  /// must still save it.
+  enum class Guard : std::uint8_t { none, no_longer, shorter };
+  Guard guarded_ = Guard::none;
+  std::size_t unsaved_ = 0;
+  /// The faults a stochastic one was split into, one per firing -> the name it had.
+  std::map<std::string, std::string> split_;  ///< guarded candidates that failed the same way but the fix did not save
 };
 
 Outcome Shrinker::read(const Scenario& s, const RunResult& r) const {
@@ -400,7 +449,13 @@ bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
   if (spent()) return false;
   Outcome out = judge(c.s);
   ++runs_;
-  const bool keep = out.fails && out.events <= before_.events;
+  bool keep = out.fails && (guarded_ == Guard::shorter ? out.events < cur_out_.events
+                            : guarded_ == Guard::no_longer ? out.events <= cur_out_.events
+                                                           : out.events <= before_.events);
+  if (keep && guarded_ != Guard::none && !c.s.fix.empty() && !fix_saves(c.s)) {
+    keep = false;
+    ++unsaved_;
+  }
   if (keep) {
     cur_ = std::move(c);
     cur_out_ = std::move(out);
@@ -487,6 +542,7 @@ void Shrinker::finish(ShrinkResult& r) const {
   r.invalid = invalid_;
   r.exhausted = exhausted_;
   r.stopped = stopped_;
+  r.unsaved = unsaved_;
   for (const Edit& e : edits_) {
     if (e.to.empty()) r.removed.push_back(e.subject + (e.from.empty() ? "" : " (" + e.from + ")"));
     else r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
@@ -510,7 +566,9 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
     shift_together();   // a coincidence of faults keeps its gaps while it moves earlier
     simplify_faults();  // times earlier first: the chaos phase can then end sooner
     simplify_steps();
+    simplify_arguments();
     shorten_phases();
+    shorten_quiet();
   }
   finish(r);
   return r;
@@ -684,12 +742,51 @@ void Shrinker::schedule_stochastic() {
     const Fault f = cur_.s.faults[i];
     const auto it = cur_out_.acted.find(f.name);
     if (!f.mtbf || it == cur_out_.acted.end() || it->second.empty()) continue;
+    bool kept = false;
     for (const Fault& g : scheduled(f, it->second)) {
       State c = cur_;
       c.s.faults[i] = g;
-      if (attempt(std::move(c), {{"fault " + f.name, "timing", timing(f), timing(g)}})) break;
+      if ((kept = attempt(std::move(c), {{"fault " + f.name, "timing", timing(f), timing(g)}}))) break;
     }
+    if (!kept) split_firings(i, it->second);
   }
+}
+
+/// A stochastic fault as one scheduled fault per time it acted, the first under its own name
+/// (its random stream, for a loss ratio's draws, stays), the others `NAME.2`, `NAME.3`, ...: the
+/// same run when the failure needs three of them, which the next passes then take out one by one.
+void Shrinker::split_firings(std::size_t i, const std::vector<Time>& times) {
+  constexpr std::size_t kMostFirings = 16;  // more, and removing them one by one costs too much
+  if (times.size() < 2 || times.size() > kMostFirings) return;
+  const Fault f = cur_.s.faults[i];
+  State c = cur_;
+  std::vector<Fault> each;
+  std::string when;
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    Fault g = f;
+    g.mtbf.reset();
+    g.every.reset();
+    g.until.reset();
+    g.at = times[k];
+    if (k > 0) g.name = fmt::format("{}.{}", f.name, k + 1);
+    when += (k == 0 ? "at " : ", ") + offset(times[k]);
+    each.push_back(std::move(g));
+  }
+  c.s.faults.erase(c.s.faults.begin() + static_cast<std::ptrdiff_t>(i));
+  c.s.faults.insert(c.s.faults.begin() + static_cast<std::ptrdiff_t>(i), each.begin(), each.end());
+  if (attempt(std::move(c), {{"fault " + f.name, "timing", timing(f), when + " (a fault each)"}}))
+    for (const Fault& g : each) split_[g.name] = f.name;
+}
+
+/// Whether fault `i` is one of a split fault's firings and another of them is still there.
+bool Shrinker::has_sibling(std::size_t i) const {
+  const auto it = split_.find(cur_.s.faults[i].name);
+  if (it == split_.end()) return false;
+  for (std::size_t k = 0; k < cur_.s.faults.size(); ++k) {
+    const auto o = split_.find(cur_.s.faults[k].name);
+    if (k != i && o != split_.end() && o->second == it->second) return true;
+  }
+  return false;
 }
 
 /// Every scheduled fault earlier by the same amount: a failure that needs two faults a few
@@ -750,6 +847,23 @@ void Shrinker::narrow_sides(std::size_t i) {
   }
 }
 
+/// A repeating fault's period shorter with as many firings (its end moves with them): the storm
+/// comes sooner, and the chaos phase can end sooner after it.
+void Shrinker::shorten_period(std::size_t i) {
+  const std::optional<std::int64_t> n = firings(cur_.s.faults[i], cur_.s.duration);
+  if (!cur_.s.faults[i].every || !n || *n < 2) return;
+  const std::string subject = "fault " + cur_.s.faults[i].name;
+  const std::string was = timing(cur_.s.faults[i]);
+  simplify(*cur_.s.faults[i].every, true, [&](Duration d) {
+    State c = cur_;
+    Fault& f = c.s.faults[i];
+    f.every = d;
+    f.until = *f.at + d * (*n - 1) + kNanosecond;
+    const Edit e{subject, "timing", was, timing(f)};
+    return attempt(std::move(c), {e});
+  });
+}
+
 /// One fault: a narrower cut, `every` and `until` dropped, each duration knob, its ratio.
 void Shrinker::simplify_fault(std::size_t i) {
   narrow_sides(i);
@@ -763,12 +877,16 @@ void Shrinker::simplify_fault(std::size_t i) {
   const std::string when = timing(cur_.s.faults[i]);
   if (cur_.s.faults[i].every) change("timing", [](Fault& f) { f.every.reset(); }, when, timing);
   if (cur_.s.faults[i].until) change("timing", [](Fault& f) { f.until.reset(); }, timing(cur_.s.faults[i]), timing);
+  shorten_period(i);
   for (const Knob& k : kKnobs) {
     const std::optional<Duration> v = k.get(cur_.s.faults[i]);
     if (!v) continue;
     const bool is_timing = std::string_view(k.field) == "timing";
     const std::string from = is_timing ? timing(cur_.s.faults[i]) : format_duration(*v);
-    simplify(*v, k.shorter, [&](Duration d) {
+    // One of a split fault's firings keeps its place among the others: alone, earlier, it would
+    // crowd them into a storm (another failure of the same kind; the faults move together).
+    const bool shorter = k.shorter && !(is_timing && has_sibling(i));
+    simplify(*v, shorter, [&](Duration d) {
       return change(k.field, [&](Fault& f) { k.set(f, d); }, from,
                     [&](const Fault& f) { return is_timing ? timing(f) : format_duration(d); });
     });
@@ -804,6 +922,103 @@ void Shrinker::simplify_steps() {
       return attempt(std::move(c), {e});
     });
   }
+}
+
+// ---- What the system is: its arguments and its quiet phase ------------------------------------
+
+/// Whether the file's declared fix makes `s` pass the kept check: one more run. A candidate the
+/// fix does not save fails for another reason than the file's bug. (Stricter than the bug tests'
+/// "no slip", which also lets a fixed file fail otherwise.)
+bool Shrinker::fix_saves(const Scenario& s) {
+  const ParseResult fixed = apply_fix(s, reg_);
+  if (!fixed.ok()) return false;
+  if (runs_ >= o_.max_runs) exhausted_ = true;  // the budget counts this run too
+  if (spent()) return false;
+  ++runs_;
+  try {
+    const RunResult r = run_one(fixed.scenario);
+    const std::vector<CheckDecl> checks = effective_checks(fixed.scenario);
+    for (std::size_t i = 0; i < checks.size() && i < r.checks.size(); ++i)
+      if (checks[i] == target_) return r.checks[i].passed;
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+/// Each number a behaviour is given -- as written, or a count at its default: a count, a rate or
+/// a capacity smaller (1 first, then a binary search), a duration shorter and rounder, a share 0
+/// or rounder. Words (a variant, an order) are another system and stay. Guarded: the trace may
+/// not grow, and a declared fix must still save the candidate (a timeout moved far enough is a
+/// bug of the same kind that the fix does not remove).
+void Shrinker::simplify_arguments() {
+  pass_ = "behaviour arguments";
+  guarded_ = Guard::no_longer;
+  for (const std::string& path : tree_paths(cur_.s.trees)) {
+    const BehaviourRef* b = behaviour_at(cur_.s.trees, "", path);
+    const BehaviourInfo* info = b != nullptr ? reg_.behaviour(b->name) : nullptr;
+    if (info == nullptr) continue;
+    for (std::size_t k = 0; k < info->args.size() && !spent(); ++k) simplify_argument(path, info->args[k]);
+  }
+  guarded_ = Guard::none;
+}
+
+void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
+  const BehaviourRef* b = behaviour_at(cur_.s.trees, "", path);
+  if (b == nullptr) return;
+  const ArgValue* given = given_arg(*b, a.name);
+  if (a.names || (given != nullptr && given->is_list)) return;
+  const std::string was = given != nullptr ? given->scalar : a.type == "int" ? a.fallback : "";
+  if (was.empty()) return;
+  const auto keep = [&](const std::string& text) {
+    State c = cur_;
+    set_arg(*behaviour_at(c.s.trees, "", path), a.name, text);
+    return attempt(std::move(c), {{"worker " + path, "arg " + a.name, was, text}});
+  };
+  if (a.type == "int") {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(was.data(), was.data() + was.size(), v);
+    if (ec != std::errc() || end != was.data() + was.size() || v <= 1) return;
+    if (keep("1")) return;
+    std::int64_t lo = 1;  // the largest value known not to keep the failure
+    while (v - lo > 1 && !spent()) {
+      const std::int64_t mid = lo + (v - lo) / 2;
+      if (keep(std::to_string(mid))) v = mid;
+      else lo = mid;
+    }
+  } else if (a.type == "duration") {
+    const DurationParse d = parse_duration(was);
+    guarded_ = Guard::shorter;
+    if (d.ok && d.value > Duration::zero())
+      simplify(d.value, true, [&](Duration x) { return keep(format_duration(x)); });
+    guarded_ = Guard::no_longer;
+  } else if (a.type == "ratio") {
+    Ratio r;
+    std::string error;
+    if (!parse_ratio(was, r, error) || r.num == 0 || keep("0")) return;
+    for (Ratio x : rounder(r))
+      if (spent() || keep(format_ratio(x))) return;
+  }
+}
+
+/// The quiet phase, gone or shorter -- only when the file declares its fix. It is the time the
+/// system is given to recover: a check that judges the end (converges, alive, leader_at_end)
+/// fails without it for want of time, not because of the bug, and only the fix tells the two
+/// apart (guarded, as the arguments are).
+void Shrinker::shorten_quiet() {
+  if (!cur_.s.quiet || cur_.s.fix.empty() || spent()) return;
+  pass_ = "quiet phase";
+  guarded_ = Guard::no_longer;
+  const std::string was = format_duration(*cur_.s.quiet);
+  State none = cur_;
+  none.s.quiet.reset();
+  if (!attempt(std::move(none), {{"quiet phase", "", was, "none"}})) {
+    simplify(*cur_.s.quiet, true, [&](Duration d) {
+      State c = cur_;
+      c.s.quiet = d;
+      return attempt(std::move(c), {{"quiet phase", "", was, format_duration(d)}});
+    });
+  }
+  guarded_ = Guard::none;
 }
 
 }  // namespace

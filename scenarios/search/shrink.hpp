@@ -83,6 +83,9 @@ struct ShrinkResult {
   std::size_t invalid = 0;  ///< candidates that did not validate or read back: never run
   bool exhausted = false;   ///< max_runs ran out before nothing more could be removed
   bool stopped = false;     ///< `stop` ended it
+  /// Candidates of the guarded passes (arguments, quiet phase) that failed the same way but that
+  /// the file's declared fix did not make pass: another bug of the same kind, not kept.
+  std::size_t unsaved = 0;
   std::vector<std::string> removed;  ///< what was taken out, one line each: "fault gc_c1 (pause c1, mtbf 10m)"
   std::vector<std::string> changed;  ///< what was moved: "chaos phase: 20m -> 1m"
 };
@@ -100,12 +103,16 @@ struct ShrinkResult {
 /// In order: the other checks go; delta debugging (ddmin) over the faults and steps together;
 /// then greedy passes until none removes or moves anything: each fault and step alone, children
 /// and whole subtrees (and root trees), nodes and links, stochastic faults made scheduled at
-/// when they acted, the chaos phase shortened (a binary search over round values; the quiet
-/// phase, the time given to recover, stays), each fault's cut narrowed, its times made earlier
+/// when they acted, the chaos phase shortened (a binary search over round values), each fault's
+/// cut narrowed, its times made earlier
 /// and rounder, its windows shorter, its mtbf, ratio and clock skew rounder, each step earlier
-/// and a stop_task's grace shorter. What the processes are stays as written: a behaviour's
-/// arguments, the supervisors' flags, the child specs (another `variant` of the coordinator is
-/// another system, with bugs of its own).
+/// and a stop_task's grace shorter, each number a behaviour is given smaller (counts, rates and
+/// capacities toward 1, durations shorter and rounder, shares toward 0), and, when the file
+/// declares its fix, the quiet phase gone or shorter. Those last two change what the system is:
+/// a candidate of theirs is kept only when its trace is no longer than the current one's and the
+/// declared fix still makes it pass (each costs a second run). What stays as written: a
+/// behaviour's words (another `variant` of the coordinator is another system, with bugs of its
+/// own), the supervisors' flags, the child specs.
 ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o = {});
 
 /// Supervisors (roots too), workers and lifecycle services in the trees.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "scenarios/file/fix.hpp"
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/judge.hpp"
@@ -56,17 +57,6 @@ TEST_CASE("shutdown_cancel_first at its seed shrinks to a file that fails conser
   CHECK(r.failure.detail.find("open batch, cancelled") != std::string::npos);
   CHECK_FALSE(r.removed.empty());
   CHECK_FALSE(r.exhausted);
-}
-
-TEST_CASE("leader_election_naive at its seed shrinks to a file that fails leader_safety with fewer faults and events", "[shrink]") {
-  const Scenario s = load("scenarios/bugs/leader_election_naive.yaml");
-  const ShrinkResult r = shrink(s);
-  require_shrunk(r);
-  CHECK(r.check.name == "leader_safety");
-  CHECK(r.after.faults < r.before.faults);
-  CHECK(r.after.events < r.before.events);
-  CHECK(r.scenario.checks.size() == 1);
-  CHECK(r.scenario.expect_fail == std::vector<std::string>{"leader_safety"});
 }
 
 TEST_CASE("a seed that passes shrinks nothing and runs nothing after the first run", "[shrink]") {
@@ -174,4 +164,97 @@ TEST_CASE("margins - a holding check's margin is at least 0, a failing one's bel
       if (!c.passed) CHECK_FALSE(c.kind.empty());
     }
   }
+}
+
+namespace {
+
+/// The argument `name` of the worker at `path` as the shrunk file writes it ("" when not written).
+std::string arg_of(const Scenario& s, const std::string& path, const std::string& name) {
+  const std::string root = path.substr(1, path.find('/', 1) - 1);
+  const std::string child = path.substr(path.rfind('/') + 1);
+  for (const TreeNode& t : s.trees) {
+    if (t.spec.id != root) continue;
+    for (const TreeNode& c : t.children)
+      if (c.spec.id == child)
+        for (const auto& [k, v] : c.behaviour.args)
+          if (k == name) return v.scalar;
+  }
+  return "";
+}
+
+/// With its fix, the shrunk file no longer fails the same way (it passes, or fails otherwise when
+/// the shrink removed what only the fixed system uses): the shrink kept the bug, not a neighbour.
+bool fix_saves(const ShrinkResult& r) {
+  const ParseResult fixed = apply_fix(r.scenario);
+  REQUIRE(fixed.ok());
+  const RunResult again = run(fixed.scenario);
+  const CheckResult& c = check_named(again, r.original.name);
+  return c.passed || failure_id(c) != failure_id(r.original);
+}
+
+}  // namespace
+
+TEST_CASE("leader_election_naive at its seed shrinks to a file that fails leader_safety with fewer faults and events - smaller counts - a shorter quiet phase", "[shrink][arguments]") {
+  const Scenario s = load("scenarios/bugs/leader_election_naive.yaml");
+  REQUIRE(s.quiet);
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(r.check.name == "leader_safety");
+  CHECK(r.after.faults < r.before.faults);
+  CHECK(r.scenario.checks.size() == 1);
+  CHECK(r.scenario.expect_fail == std::vector<std::string>{"leader_safety"});
+  CHECK(fix_saves(r));
+  // workspaces (rows each tick writes, 3 by default) is a count: 1 still fails the same way.
+  for (const char* c : {"/c1/coordinator", "/c2/coordinator", "/c3/coordinator"}) {
+    INFO(c);
+    CHECK(arg_of(r.scenario, c, "workspaces") == "1");
+    CHECK(arg_of(r.scenario, c, "lock_id").empty());  // names the lock all three share: never written
+  }
+  CHECK((!r.scenario.quiet || *r.scenario.quiet < *s.quiet));
+  CHECK(r.after.events * 10 < r.before.events);
+}
+
+TEST_CASE("a candidate that fails alike but that the declared fix does not save is not kept", "[shrink][arguments]") {
+  // Cutting the ingest server's upload_timeout or its traffic far enough loses events for
+  // another reason than the grace: the same kind and roles, which the fix does not remove.
+  const Scenario s = load("scenarios/bugs/ingest_upload_timeout_past_grace.yaml");
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(r.unsaved > 0);
+  CHECK(fix_saves(r));
+  // Without a declared fix nothing is guarded, and nothing is counted.
+  Scenario bare = s;
+  bare.fix.clear();
+  ShrinkOptions o;
+  o.max_runs = 40;
+  CHECK(shrink(bare, o).unsaved == 0);
+}
+
+TEST_CASE("a stochastic fault that needs three of its firings becomes one scheduled fault per firing - the file then fails at any seed", "[shrink]") {
+  const Scenario s = load("scenarios/bugs/leader_election_lease_skew.yaml");
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(fix_saves(r));
+  CHECK(std::none_of(r.scenario.faults.begin(), r.scenario.faults.end(), [](const faults::Fault& f) { return f.mtbf.has_value(); }));
+  int same = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    RunOptions ro;
+    ro.seed = seed;
+    const RunResult again = run(r.scenario, ro);
+    const CheckResult& c = check_named(again, r.original.name);
+    same += !c.passed && failure_id(c) == failure_id(r.original) ? 1 : 0;
+  }
+  CHECK(same >= 9);
+}
+
+TEST_CASE("a repeating fault's period gets shorter with as many firings - the chaos phase after it", "[shrink]") {
+  const Scenario s = load("scenarios/bugs/one_for_one_dependent_restart.yaml");
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(fix_saves(r));
+  REQUIRE(r.scenario.faults.size() == 1);
+  const faults::Fault& f = r.scenario.faults[0];
+  REQUIRE(f.every);
+  CHECK(*f.every < kSecond);
+  CHECK(r.scenario.duration < kSecond * 2);
 }

@@ -88,8 +88,9 @@ std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string
 }
 
 void print_result(const ShrinkResult& r, const ShrinkArgs& a) {
-  fmt::print("shrunk in {} runs (after the one that judged the seed; {} candidate{} tried before, {} did not validate){}\n",
+  fmt::print("shrunk in {} runs (after the one that judged the seed; {} candidate{} tried before, {} did not validate{}){}\n",
              r.runs, r.reused, r.reused == 1 ? "" : "s", r.invalid,
+             r.unsaved == 0 ? "" : fmt::format(", {} failed alike but the declared fix did not save", r.unsaved),
              r.exhausted ? fmt::format(": --max-runs {} ran out, a larger budget may shrink it further", a.max_runs)
              : r.stopped ? fmt::format(": --max-seconds {} ran out, a larger budget may shrink it further", *a.max_seconds)
                          : "");
