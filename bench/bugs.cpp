@@ -359,7 +359,8 @@ std::size_t judge(const Measured& m, std::size_t budget) {
                        : fmt::format("the shrunk files of seeds {} still fail with the fix applied: they kept another failure",
                                      fmt::join(m.slipped, ", ")));
     verdict("shrink_same_file_share", m.same_share, ">=", 0.9, m.same_share >= 0.9,
-            "different seeds keep different faults (those their own draws made act), which the passes cannot make the same");
+            "different seeds keep different faults (those their own draws made act) or need their own draws of a behaviour's "
+            "input (a process's random stream follows its process id, not its name), which the passes cannot make the same");
     verdict("shrink_median_replays", m.replays_median, "<=", 200, m.replays_median <= 200, "the passes run to a fixed point");
     verdict("shrink_median_seconds", m.seconds_median, "<=", 10, m.seconds_median <= 10, "each replay runs the whole file");
   }
@@ -437,8 +438,9 @@ int run_bugs(const BugBenchOptions& o) {
     if (!(compared > 0 && share >= 0.9)) {
       ++missed;
       fmt::print("  why: {}\n", compared == 0 ? "no file has a hand-made minimal reference"
-                                              : "the shrinker keeps what the processes are (a behaviour's arguments, the quiet phase) and "
-                                                "the steady work they do, which a hand-made file leaves out");
+                                              : "a shrunk file keeps the steady work its processes do where its failure needs their "
+                                                "draws (the pipeline's lines), a fault a hand-made file does without, or ran out of "
+                                                "--shrink-runs first");
     }
     std::vector<double> costs;
     for (const Measured& m : all) costs.push_back(m.signature_pct);
