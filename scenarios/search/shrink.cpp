@@ -164,15 +164,23 @@ bool erase_path(std::vector<TreeNode>& nodes, const std::string& prefix, const s
   return false;
 }
 
-/// The behaviour of the worker or lifecycle service at `path`, or null (a supervisor, or nothing).
-BehaviourRef* behaviour_at(std::vector<TreeNode>& nodes, const std::string& prefix, const std::string& path) {
+/// The behaviour of the worker or lifecycle service at `path`, or null (a supervisor, or nothing);
+/// `what` says which of the two.
+BehaviourRef* behaviour_at(std::vector<TreeNode>& nodes, const std::string& prefix, const std::string& path,
+                           std::string* what = nullptr) {
   for (TreeNode& t : nodes) {
     const std::string p = prefix + "/" + t.spec.id;
-    if (p == path) return t.kind == TreeNode::Kind::worker ? &t.behaviour : nullptr;
+    if (p == path) {
+      if (what != nullptr) *what = "worker";
+      return t.kind == TreeNode::Kind::worker ? &t.behaviour : nullptr;
+    }
     if (path.rfind(p + "/", 0) != 0) continue;
-    for (ServiceDecl& d : t.services)
-      if (p + "/" + d.name == path) return &d.behaviour;
-    return behaviour_at(t.children, p, path);
+    for (ServiceDecl& d : t.services) {
+      if (p + "/" + d.name != path) continue;
+      if (what != nullptr) *what = "service";
+      return &d.behaviour;
+    }
+    return behaviour_at(t.children, p, path, what);
   }
   return nullptr;
 }
@@ -296,7 +304,7 @@ class Shrinker {
   void simplify_arguments();
   void simplify_argument(const std::string& path, const ArgInfo& a);
   void shorten_quiet();
-  bool fix_saves(const Scenario& s);
+  std::optional<bool> fix_saves(const Scenario& s);
   void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep);
 
   const ShrinkOptions& o_;
@@ -319,15 +327,16 @@ class Shrinker {
   std::size_t kept_ = 0;
   bool exhausted_ = false;
   bool stopped_ = false;
-  /// Set by the passes that change what the system is (its arguments, its quiet phase): a
-  /// candidate must not lengthen the current trace (or must shorten it: a duration argument,
-  /// where shorter is not simpler in itself, as a burst every 1 ms is not), and the file's fix
-  /// must still save it.
+  /// Set by the passes that change what the system is (its arguments, its quiet phase) or crowd
+  /// its faults (a repeating fault's period): a candidate must not lengthen the current trace
+  /// (or must shorten it: a duration argument, where shorter is not simpler in itself, as a
+  /// burst every 1 ms is not), and the file's fix must still save it.
   enum class Guard : std::uint8_t { none, no_longer, shorter };
   Guard guarded_ = Guard::none;
+  /// Guarded candidates that failed the same way but that the fix, run, did not save.
   std::size_t unsaved_ = 0;
   /// The faults a stochastic one was split into, one per firing -> the name it had.
-  std::map<std::string, std::string> split_;  ///< guarded candidates that failed the same way but the fix did not save
+  std::map<std::string, std::string> split_;
 };
 
 Outcome Shrinker::read(const Scenario& s, const RunResult& r) const {
@@ -387,7 +396,8 @@ bool Shrinker::spent() const { return exhausted_ || stopped_; }
 
 void Shrinker::note(const Edit& e) {
   if (e.to.empty()) {  // a removal says it all: what it was in the scenario as given
-    std::erase_if(edits_, [&](const Edit& x) { return x.subject == e.subject; });
+    // ...but for a split, which says where the faults named after it came from.
+    std::erase_if(edits_, [&](const Edit& x) { return x.subject == e.subject && x.field != "split"; });
     edits_.push_back(e);
     if (const auto it = given_.find(e.subject); it != given_.end()) edits_.back().from = it->second;
     return;
@@ -452,9 +462,10 @@ bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
   bool keep = out.fails && (guarded_ == Guard::shorter ? out.events < cur_out_.events
                             : guarded_ == Guard::no_longer ? out.events <= cur_out_.events
                                                            : out.events <= before_.events);
-  if (keep && guarded_ != Guard::none && !c.s.fix.empty() && !fix_saves(c.s)) {
-    keep = false;
-    ++unsaved_;
+  if (keep && guarded_ != Guard::none && !c.s.fix.empty()) {
+    const std::optional<bool> saved = fix_saves(c.s);
+    keep = saved.value_or(false);
+    unsaved_ += saved == false ? 1 : 0;  // counted only after a run with the fix
   }
   if (keep) {
     cur_ = std::move(c);
@@ -759,6 +770,9 @@ void Shrinker::split_firings(std::size_t i, const std::vector<Time>& times) {
   constexpr std::size_t kMostFirings = 16;  // more, and removing them one by one costs too much
   if (times.size() < 2 || times.size() > kMostFirings) return;
   const Fault f = cur_.s.faults[i];
+  const auto taken = [&](const std::string& name) {
+    return std::any_of(cur_.s.faults.begin(), cur_.s.faults.end(), [&](const Fault& x) { return x.name == name; });
+  };
   State c = cur_;
   std::vector<Fault> each;
   std::string when;
@@ -768,13 +782,14 @@ void Shrinker::split_firings(std::size_t i, const std::vector<Time>& times) {
     g.every.reset();
     g.until.reset();
     g.at = times[k];
-    if (k > 0) g.name = fmt::format("{}.{}", f.name, k + 1);
+    // A name another fault has would share its random stream: no split then.
+    if (k > 0 && taken(g.name = fmt::format("{}.{}", f.name, k + 1))) return;
     when += (k == 0 ? "at " : ", ") + offset(times[k]);
     each.push_back(std::move(g));
   }
   c.s.faults.erase(c.s.faults.begin() + static_cast<std::ptrdiff_t>(i));
   c.s.faults.insert(c.s.faults.begin() + static_cast<std::ptrdiff_t>(i), each.begin(), each.end());
-  if (attempt(std::move(c), {{"fault " + f.name, "timing", timing(f), when + " (a fault each)"}}))
+  if (attempt(std::move(c), {{"fault " + f.name, "split", timing(f), when + " (a fault each)"}}))
     for (const Fault& g : each) split_[g.name] = f.name;
 }
 
@@ -854,6 +869,9 @@ void Shrinker::shorten_period(std::size_t i) {
   if (!cur_.s.faults[i].every || !n || *n < 2) return;
   const std::string subject = "fault " + cur_.s.faults[i].name;
   const std::string was = timing(cur_.s.faults[i]);
+  // As many firings closer together can be a storm (another failure of the same kind), as one of
+  // a split fault's firings moved alone can: guarded, as the arguments are.
+  guarded_ = Guard::no_longer;
   simplify(*cur_.s.faults[i].every, true, [&](Duration d) {
     State c = cur_;
     Fault& f = c.s.faults[i];
@@ -862,6 +880,7 @@ void Shrinker::shorten_period(std::size_t i) {
     const Edit e{subject, "timing", was, timing(f)};
     return attempt(std::move(c), {e});
   });
+  guarded_ = Guard::none;
 }
 
 /// One fault: a narrower cut, `every` and `until` dropped, each duration knob, its ratio.
@@ -929,11 +948,13 @@ void Shrinker::simplify_steps() {
 /// Whether the file's declared fix makes `s` pass the kept check: one more run. A candidate the
 /// fix does not save fails for another reason than the file's bug. (Stricter than the bug tests'
 /// "no slip", which also lets a fixed file fail otherwise.)
-bool Shrinker::fix_saves(const Scenario& s) {
+std::optional<bool> Shrinker::fix_saves(const Scenario& s) {
   const ParseResult fixed = apply_fix(s, reg_);
-  if (!fixed.ok()) return false;
-  if (runs_ >= o_.max_runs) exhausted_ = true;  // the budget counts this run too
-  if (spent()) return false;
+  if (!fixed.ok()) return std::nullopt;
+  // The budget counts this run too, as attempt() counts its own.
+  if (runs_ >= o_.max_runs) exhausted_ = true;
+  else if (o_.stop && o_.stop()) stopped_ = true;
+  if (spent()) return std::nullopt;
   ++runs_;
   try {
     const RunResult r = run_one(fixed.scenario);
@@ -963,7 +984,8 @@ void Shrinker::simplify_arguments() {
 }
 
 void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
-  const BehaviourRef* b = behaviour_at(cur_.s.trees, "", path);
+  std::string what;
+  const BehaviourRef* b = behaviour_at(cur_.s.trees, "", path, &what);
   if (b == nullptr) return;
   const ArgValue* given = given_arg(*b, a.name);
   if (a.names || (given != nullptr && given->is_list)) return;
@@ -972,7 +994,7 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
   const auto keep = [&](const std::string& text) {
     State c = cur_;
     set_arg(*behaviour_at(c.s.trees, "", path), a.name, text);
-    return attempt(std::move(c), {{"worker " + path, "arg " + a.name, was, text}});
+    return attempt(std::move(c), {{what + " " + path, "arg " + a.name, was, text}});
   };
   if (a.type == "int") {
     std::int64_t v = 0;
