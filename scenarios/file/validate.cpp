@@ -45,10 +45,16 @@ class Validator {
         error(st.mark, "this step at " + format_time(st.at) + " comes after the run ends (at " + format_time(end) +
                            "): it would never be taken");
     }
+    std::set<std::string> fault_names;
     for (std::size_t i = 0; i < s_.faults.size(); ++i) {
       const Mark m = i < s_.fault_marks.size() ? s_.fault_marks[i] : Mark{};
       fault(s_.faults[i], m);
       fault_time(s_.faults[i], m, end);
+      // The injector's name for it (an unnamed fault is KIND#INDEX) names its random stream.
+      const std::string name = !s_.faults[i].name.empty() ? s_.faults[i].name
+                                                          : std::string(faults::to_string(s_.faults[i].kind)) + "#" + std::to_string(i);
+      if (!fault_names.insert(name).second)
+        error(m, "a fault named '" + name + "' is declared twice: a fault's name names its random stream, and two would draw the same numbers");
     }
     for (const CheckDecl& c : s_.checks) check(c);
     buggify();
