@@ -1127,22 +1127,37 @@ std::optional<Diagnostic> unreadable_byte(std::string_view text) {
 
 Mark mark_of(const YAML::Mark& m) { return m.is_null() ? Mark{} : Mark{m.line + 1, m.column + 1}; }
 
+/// Where the walk of past_node_limit stopped, and why.
+struct Overrun {
+  YAML::Node at;
+  enum class Why : std::uint8_t { count, depth, cycle } why = Why::count;
+};
+
 /// Counts the nodes the reader will visit, an alias counting its whole value each time it is
 /// used, and stops at the limit: a YAML alias bomb is a small file that expands to billions of
-/// nodes. Returns the node where the count ran out, if it did.
-std::optional<YAML::Node> past_node_limit(const YAML::Node& n, std::size_t& left) {
-  if (left == 0) return n;
-  --left;
-  if (n.IsMap()) {
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      if (auto at = past_node_limit(it->first, left)) return at;
-      if (auto at = past_node_limit(it->second, left)) return at;
-    }
-  } else if (n.IsSequence()) {
-    for (const YAML::Node& x : n)
-      if (auto at = past_node_limit(x, left)) return at;
+/// nodes. It also stops where the values, aliases expanded, nest deeper than a file without
+/// aliases can (kYamlNesting): an alias inside its own value (`&d [a, *d]`) nests for ever, and
+/// walking it overflowed the stack. Returns where it stopped, if it did.
+std::optional<Overrun> past_node_limit(const YAML::Node& n, std::size_t& left, std::vector<YAML::Node>& path) {
+  if (left == 0) return Overrun{n, Overrun::Why::count};
+  if (path.size() > static_cast<std::size_t>(kYamlNesting) + 1) {
+    for (std::size_t i = 0; i < path.size(); ++i)
+      for (std::size_t j = i + 1; j < path.size(); ++j)
+        if (path[i].is(path[j])) return Overrun{path[j], Overrun::Why::cycle};
+    return Overrun{n, Overrun::Why::depth};
   }
-  return std::nullopt;
+  --left;
+  if (!n.IsMap() && !n.IsSequence()) return std::nullopt;
+  path.push_back(n);
+  std::optional<Overrun> out;
+  if (n.IsMap()) {
+    for (auto it = n.begin(); it != n.end() && !out; ++it)
+      if (!(out = past_node_limit(it->first, left, path))) out = past_node_limit(it->second, left, path);
+  } else {
+    for (auto it = n.begin(); it != n.end() && !out; ++it) out = past_node_limit(*it, left, path);
+  }
+  path.pop_back();
+  return out;
 }
 
 /// Where each document of a YAML stream starts (the parser's events, no nodes built).
@@ -1195,10 +1210,23 @@ std::optional<YAML::Node> one_document(std::string_view text, std::vector<Diagno
   }
   if (!doc) return YAML::Node();
   std::size_t left = kMaxYamlNodes;
-  if (const std::optional<YAML::Node> at = past_node_limit(doc, left)) {
-    errors.push_back({mark_of(*at), fmt::format("the file expands to more than {} YAML values (an alias counts its whole "
-                                                "value each time it is used): this is where the count ran out",
-                                                kMaxYamlNodes)});
+  std::vector<YAML::Node> path;
+  if (const std::optional<Overrun> o = past_node_limit(doc, left, path)) {
+    const Mark at = mark_of(o->at.Mark());
+    switch (o->why) {
+      case Overrun::Why::count:
+        errors.push_back({at, fmt::format("the file expands to more than {} YAML values (an alias counts its whole "
+                                          "value each time it is used): this is where the count ran out",
+                                          kMaxYamlNodes)});
+        break;
+      case Overrun::Why::cycle:
+        errors.push_back({at, "this value contains an alias of itself (as in `&d [a, *d]`): it would nest for ever"});
+        break;
+      case Overrun::Why::depth:
+        errors.push_back({at, fmt::format("the file, its aliases expanded, nests maps and lists deeper than {} levels "
+                                          "(the most a file without aliases can)", kYamlNesting)});
+        break;
+    }
     return std::nullopt;
   }
   return doc;
