@@ -66,7 +66,9 @@ if [ "$main_job" = 0 ]; then
   packages+=(chromium fonts-liberation)  # the reports' headless-browser check (tools/screenshot-check.py)
 fi
 [ "$compiler" = clang ] && packages+=(clang)
-[ "$fuzz" = ON ] && packages+=(libclang-rt-14-dev)  # libFuzzer's runtime
+# libFuzzer's runtime, and clang's ASan + UBSan runtimes: only recommended by clang, which
+# --no-install-recommends leaves out (CI's clang sanitizer stage runs before the fuzz stage).
+{ [ "$fuzz" = ON ] || { [ "$compiler" = clang ] && [ "$sanitize" = ON ]; }; } && packages+=(libclang-rt-14-dev)
 [ "$otp" = 1 ] && packages+=(erlang-base)  # conformance/otp/: the recorder runs real OTP 25
 [ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
 # conformance/pg/record.py: a throwaway PostgreSQL 15 cluster, cuts in a private network namespace
