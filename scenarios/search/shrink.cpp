@@ -266,6 +266,23 @@ struct Outcome {
   std::map<std::string, std::vector<Time>> acted;  ///< fault name -> when it acted
 };
 
+/// How a candidate of a pass that changes what the system is, or crowds its faults, is judged
+/// besides its failure (Shrinker::guarded_).
+enum class Guard : std::uint8_t { none, no_longer, shorter };
+
+/// Sets a guard for a scope and puts the one before back, whatever way the scope ends.
+class Guarded {
+ public:
+  Guarded(Guard& g, Guard now) : g_(g), was_(g) { g_ = now; }
+  ~Guarded() { g_ = was_; }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+
+ private:
+  Guard& g_;
+  Guard was_;
+};
+
 class Shrinker {
  public:
   Shrinker(const ShrinkOptions& o, const Registry& r) : o_(o), reg_(r) {}
@@ -331,7 +348,6 @@ class Shrinker {
   /// its faults (a repeating fault's period): a candidate must not lengthen the current trace
   /// (or must shorten it: a duration argument, where shorter is not simpler in itself, as a
   /// burst every 1 ms is not), and the file's fix must still save it.
-  enum class Guard : std::uint8_t { none, no_longer, shorter };
   Guard guarded_ = Guard::none;
   /// Guarded candidates that failed the same way but that the fix, run, did not save.
   std::size_t unsaved_ = 0;
@@ -871,7 +887,7 @@ void Shrinker::shorten_period(std::size_t i) {
   const std::string was = timing(cur_.s.faults[i]);
   // As many firings closer together can be a storm (another failure of the same kind), as one of
   // a split fault's firings moved alone can: guarded, as the arguments are.
-  guarded_ = Guard::no_longer;
+  const Guarded g(guarded_, Guard::no_longer);
   simplify(*cur_.s.faults[i].every, true, [&](Duration d) {
     State c = cur_;
     Fault& f = c.s.faults[i];
@@ -880,7 +896,6 @@ void Shrinker::shorten_period(std::size_t i) {
     const Edit e{subject, "timing", was, timing(f)};
     return attempt(std::move(c), {e});
   });
-  guarded_ = Guard::none;
 }
 
 /// One fault: a narrower cut, `every` and `until` dropped, each duration knob, its ratio.
@@ -973,14 +988,13 @@ std::optional<bool> Shrinker::fix_saves(const Scenario& s) {
 /// bug of the same kind that the fix does not remove).
 void Shrinker::simplify_arguments() {
   pass_ = "behaviour arguments";
-  guarded_ = Guard::no_longer;
+  const Guarded g(guarded_, Guard::no_longer);
   for (const std::string& path : tree_paths(cur_.s.trees)) {
     const BehaviourRef* b = behaviour_at(cur_.s.trees, "", path);
     const BehaviourInfo* info = b != nullptr ? reg_.behaviour(b->name) : nullptr;
     if (info == nullptr) continue;
     for (std::size_t k = 0; k < info->args.size() && !spent(); ++k) simplify_argument(path, info->args[k]);
   }
-  guarded_ = Guard::none;
 }
 
 void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
@@ -1009,10 +1023,9 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
     }
   } else if (a.type == "duration") {
     const DurationParse d = parse_duration(was);
-    guarded_ = Guard::shorter;
+    const Guarded g(guarded_, Guard::shorter);
     if (d.ok && d.value > Duration::zero())
       simplify(d.value, true, [&](Duration x) { return keep(format_duration(x)); });
-    guarded_ = Guard::no_longer;
   } else if (a.type == "ratio") {
     Ratio r;
     std::string error;
@@ -1029,7 +1042,7 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
 void Shrinker::shorten_quiet() {
   if (!cur_.s.quiet || cur_.s.fix.empty() || spent()) return;
   pass_ = "quiet phase";
-  guarded_ = Guard::no_longer;
+  const Guarded g(guarded_, Guard::no_longer);
   const std::string was = format_duration(*cur_.s.quiet);
   State none = cur_;
   none.s.quiet.reset();
@@ -1040,7 +1053,6 @@ void Shrinker::shorten_quiet() {
       return attempt(std::move(c), {{"quiet phase", "", was, format_duration(d)}});
     });
   }
-  guarded_ = Guard::none;
 }
 
 }  // namespace

@@ -108,9 +108,10 @@ struct ShrinkResult {
 /// and rounder, its windows shorter, its mtbf, ratio and clock skew rounder, each step earlier
 /// and a stop_task's grace shorter, each number a behaviour is given smaller (counts, rates and
 /// capacities toward 1, durations shorter and rounder, shares toward 0), and, when the file
-/// declares its fix, the quiet phase gone or shorter. Those last two change what the system is:
-/// a candidate of theirs is kept only when its trace is no longer than the current one's and the
-/// declared fix still makes it pass (each costs a second run). What stays as written: a
+/// declares its fix, the quiet phase gone or shorter. Those last two change what the system is,
+/// and a repeating fault's shorter `every` crowds its crashes: a candidate of theirs is kept only
+/// when its trace is no longer than the current one's and the declared fix still makes it pass
+/// (each costs a second run). What stays as written: a
 /// behaviour's words (another `variant` of the coordinator is another system, with bugs of its
 /// own), the supervisors' flags, the child specs.
 ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o = {});
