@@ -56,7 +56,7 @@ bool Scenario::operator==(const Scenario& o) const {
          default_link == o.default_link && links == o.links && trees == o.trees &&
          script == o.script && faults == o.faults && quiet == o.quiet &&
          expect_escalation == o.expect_escalation && expect_fail == o.expect_fail && checks == o.checks && reports == o.reports &&
-         buggify == o.buggify && fix == o.fix;
+         buggify == o.buggify && fix == o.fix && streams == o.streams;
 }
 
 std::string Scenario::default_node() const { return nodes.empty() ? "node0" : nodes.front().name; }

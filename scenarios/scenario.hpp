@@ -151,6 +151,17 @@ struct LinkDecl {
   bool operator==(const LinkDecl&) const = default;
 };
 
+/// A random stream pinned to a seed of its own (`streams: {process /task/server: 7}`): it draws
+/// as it would at that seed, whatever seed the run has. The key names the stream (sim/simulation.hpp,
+/// SimOptions::pins): `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME`, `tie-break`.
+/// A shrunk file pins the draws its failure needs, so it fails at every seed (docs/shrinking.md).
+struct StreamPin {
+  std::string key;
+  std::uint64_t seed = 0;
+  Mark mark{};
+  bool operator==(const StreamPin&) const = default;
+};
+
 /// The reports written under --out (every one unless the file names some).
 struct ReportSet {
   bool trace = true;      ///< trace.jsonl
@@ -197,6 +208,8 @@ struct Scenario {
   /// shrunk swarm case pins them; sim/buggify.hpp). A swarm run picks its own.
   std::vector<std::string> buggify{};
   Mark buggify_mark{};
+  /// Random streams pinned to seeds of their own, in key order (`streams:`).
+  std::vector<StreamPin> streams{};
   /// The file it was read from ("" when built in code); not part of its value.
   std::string file{};
 

@@ -31,15 +31,24 @@ bool Context::node_up(Atom node) const { return sim_->node_up(node); }
 Disk& Context::disk() const { return sim_->disk(node()); }
 
 bool Context::buggify(std::string_view name, std::optional<Ratio> fire) {
-  if (!sim_->buggify().ask(sim_->rng(), name, fire)) return false;
+  const Rng root = sim_->streams_watched() ? sim_->stream_root("buggify " + std::string(name)) : sim_->rng();
+  if (!sim_->buggify().ask(root, name, fire)) return false;
   emit(fault_events::kBuggify, {{keys::kPoint, std::string(name)}});
   return true;
 }
 const Label& Context::label() const { return self_->label; }
 
+// Named by the process's label, not its pid: removing a process from a scenario (or adding one)
+// never shifts another's draws. Processes that share a label (a helper respawned under the same
+// name) take the next stream of that label in the order they first draw; unlabelled ones share
+// the empty label that way.
 Rng& Context::rng() {
   if (!self_->has_rng) {
-    self_->rng = sim_->rng().derive("process").derive(self_->pid.id);
+    const Label& l = self_->label;
+    std::uint32_t& drawn = kernel(*sim_).stream_draws[{l.name.index(), l.instance}];
+    const Rng root = sim_->streams_watched() && !l.name.empty() ? sim_->stream_root("process " + std::string(l.name.text()))
+                                                                 : sim_->rng();
+    self_->rng = root.derive("process").derive(l.name.text()).derive(l.instance).derive(drawn++);
     self_->has_rng = true;
   }
   return self_->rng;

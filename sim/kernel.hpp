@@ -48,7 +48,7 @@ struct alignas(64) Process {
   bool waiting = false;      // blocked in wait()
   bool dead = false;         // terminated; record kept until its stack has unwound
   bool stop_requested = false;
-  bool has_rng = false;        // rng is derived on first use
+  bool has_rng = false;        // rng is derived on first use (Context::rng)
   bool mailbox_block = false;  // a full mailbox makes local senders wait
   // ---- line 2 ------------------------------------------------------------------------------
   Rng rng;  // in the record itself: one cache miss less per random draw
@@ -214,6 +214,9 @@ struct Simulation::Impl {
   // (label name's atom index, pid) of every live labelled process, so Simulation::find_labelled
   // takes a label's lowest pid in one lookup (lookups only, never iterated).
   std::set<std::pair<std::uint32_t, std::uint64_t>> labelled;
+  // (label name's atom index, instance) -> how many processes with that label have drawn a
+  // random stream so far: the next such process's stream index (lookups only, never iterated).
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> stream_draws;
   std::uint64_t next_ref = 1;
   std::uint64_t next_msg = 1;
   Process* current = nullptr;  // whose code runs now; null in the loop itself

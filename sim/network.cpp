@@ -65,7 +65,10 @@ Channel& Simulation::Impl::channel(std::uint32_t from, std::uint32_t to) {
   c.to = to;
   // Named by the nodes' names, not their indices: a path's draws do not depend on the order
   // nodes were first mentioned in.
-  c.rng = sim.root_rng_.derive("net").derive(nodes[from].name.text()).derive(nodes[to].name.text());
+  const Rng root = sim.streams_watched()
+                       ? sim.stream_root("link " + std::string(nodes[from].name.text()) + " " + std::string(nodes[to].name.text()))
+                       : sim.root_rng_;
+  c.rng = root.derive("net").derive(nodes[from].name.text()).derive(nodes[to].name.text());
   return c;
 }
 

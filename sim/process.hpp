@@ -164,7 +164,10 @@ class Context {
   bool buggify(std::string_view name, std::optional<Ratio> fire = std::nullopt);
   const Label& label() const;
   Simulation& simulation() const { return *sim_; }
-  /// This process's own random stream (derived from the root seed and its pid).
+  /// This process's own random stream, derived from the root seed and the process's label (its
+  /// tree path and start attempt), not its pid: adding or removing another process never moves
+  /// its draws. Processes that share a label take that label's streams in the order they first
+  /// draw. A scenario can pin it to a seed of its own (`streams: {process PATH: SEED}`).
   Rng& rng();
 
   // Messages.

@@ -32,7 +32,7 @@ Process::~Process() {
 }
 
 Simulation::Impl::Impl(Simulation& s)
-    : sim(s), queue(s.opts_.tie_break, s.root_rng_.derive("tie_break")) {
+    : sim(s), queue(s.opts_.tie_break, s.stream_root(s.opts_.tie_break == TieBreak::fifo ? "" : "tie-break").derive("tie_break")) {
   node_of(s.opts_.default_node);  // node 0
   budgets_on = s.opts_.max_events != 0 || s.opts_.max_trace_bytes != 0 || s.opts_.max_events_at_instant != 0;
 }
@@ -51,6 +51,13 @@ Simulation::Simulation(SimOptions opts)
       impl_(std::make_unique<Impl>(*this)) {}
 
 Simulation::~Simulation() { impl_->teardown(); }
+
+Rng Simulation::stream_root(std::string_view key) {
+  if (key.empty() || !streams_watched()) return root_rng_;
+  if (opts_.record_streams && !streams_used_.contains(key)) streams_used_.emplace(key);
+  const auto pin = opts_.pins.find(key);
+  return pin == opts_.pins.end() ? root_rng_ : Rng(pin->second);
+}
 
 // ---- running -------------------------------------------------------------------------------
 

@@ -12,6 +12,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +44,14 @@ struct SimOptions {
   /// error naming the processes that ran last. (Off by default here: a benchmark spawning a
   /// million processes at t=0 is no livelock; scenario runs set it, run/runner.hpp's Budgets.)
   std::uint64_t max_events_at_instant = 0;
+  /// Random streams pinned to a seed of their own, whatever `seed` is (a scenario's `streams:`;
+  /// docs/scenario-format.md). A key names a stream: "process PATH" (every process labelled
+  /// PATH), "link FROM TO", "fault NAME", "buggify NAME", "tie-break". A pinned stream draws as it
+  /// would in a run whose seed is the pin: pinning a stream to the run's own seed changes nothing.
+  std::map<std::string, std::uint64_t, std::less<>> pins{};
+  /// Note every pinnable stream the run draws from (Simulation::streams_used): the shrinker asks
+  /// which draws a failure needs.
+  bool record_streams = false;
 };
 
 /// A run went over one of SimOptions' budgets; what() says which, at what time and event.
@@ -75,6 +85,14 @@ class Simulation {
   const Trace& trace() const { return trace_; }
   /// The root stream; derive named streams from it (rng().derive("faults")).
   const Rng& rng() const { return root_rng_; }
+  /// The root the stream `key` derives from (SimOptions::pins names the keys): Rng(pin) when
+  /// `key` is pinned, rng() otherwise. With record_streams on, `key` joins streams_used().
+  Rng stream_root(std::string_view key);
+  /// False when stream_root(key) is rng() for every key and records nothing: a caller may then
+  /// skip building the key.
+  bool streams_watched() const { return !opts_.pins.empty() || opts_.record_streams; }
+  /// The streams the run drew from so far, by key (with record_streams on; empty otherwise).
+  const std::set<std::string, std::less<>>& streams_used() const { return streams_used_; }
 
   // The world acting from outside any process (tests, fault injectors). Such actions come from
   // no pid (Pid{}), like a signal from the runtime.
@@ -197,6 +215,7 @@ class Simulation {
   SimOptions opts_;
   Trace trace_;
   Rng root_rng_;
+  std::set<std::string, std::less<>> streams_used_;
   Time now_;
   std::uint64_t events_ = 0;
   std::size_t live_processes_ = 0;

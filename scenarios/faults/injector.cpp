@@ -46,7 +46,6 @@ std::string to_string(const Target& t) {
 
 Injector::Injector(Simulation& sim, std::vector<Fault> faults)
     : sim_(sim), faults_(std::move(faults)) {
-  const Rng root = sim_.rng().derive("faults");
   for (std::size_t i = 0; i < faults_.size(); ++i) {
     State s;
     s.name = !faults_[i].name.empty()
@@ -54,7 +53,9 @@ Injector::Injector(Simulation& sim, std::vector<Fault> faults)
                  : std::string(to_string(faults_[i].kind)) + "#" + std::to_string(i);
     // Each fault draws from its own stream, named by the fault: adding a fault never shifts
     // another's draws.
-    s.rng = root.derive(s.name);
+    // A fault with an mtbf draws (its stream is then one a shrunk file can pin: "fault NAME").
+    const Rng root = faults_[i].mtbf && sim_.streams_watched() ? sim_.stream_root("fault " + s.name) : sim_.rng();
+    s.rng = root.derive("faults").derive(s.name);
     states_.push_back(std::move(s));
     // Zero would fire again at the same instant for ever.
     const Fault& f = faults_[i];

@@ -341,6 +341,20 @@ Scenario gen_scenario() {
                           *rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>(),
                           *rc::gen::arbitrary<bool>()};
   }
+  // Pinned streams (in key order, as the reader keeps them): of a tree path, a fault, a link, the tie-break.
+  std::set<std::string> keys;
+  for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
+    const int kind = *rc::gen::inRange(0, 4);
+    if (kind == 0) keys.insert("process " + *rc::gen::elementOf(paths.all));
+    if (kind == 1 && !s.faults.empty()) {
+      const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.faults.size());
+      keys.insert("fault " + (s.faults[k].name.empty() ? std::string(faults::to_string(s.faults[k].kind)) + "#" + std::to_string(k)
+                                                       : s.faults[k].name));
+    }
+    if (kind == 2 && !nodes.empty()) keys.insert("link " + *rc::gen::elementOf(nodes) + " " + *rc::gen::elementOf(nodes));
+    if (kind == 3) keys.insert("tie-break");
+  }
+  for (const std::string& k : keys) s.streams.push_back(StreamPin{k, *rc::gen::arbitrary<std::uint64_t>(), {}});
   return s;
 }
 

@@ -954,8 +954,8 @@ void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_durati
 NodeDecl read_node(Reader& rd, const YAML::Node& x) {
   NodeDecl d;
   d.mark = mark_of(x);
-  if (x.IsScalar()) {
-    d.name = x.Scalar();
+  if (x.IsScalar()) {  // `nodes: [a, b]`: a name ('' is refused as in `{name: ''}`)
+    rd.name(x, "a node's name", d.name);
     return d;
   }
   for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew", "drift"})) {
@@ -1042,6 +1042,34 @@ void read_fix(Reader& rd, const YAML::Node& n, Scenario& s) {
   s.fix = y.c_str();
 }
 
+/// `streams: {KEY: SEED, ...}`: random streams pinned to seeds of their own. Here the keys' shape;
+/// validate.cpp checks that each names something in the file.
+void read_streams(Reader& rd, const YAML::Node& n, Scenario& s) {
+  if (!n.IsMap()) {
+    rd.error(n, "streams: a map of random streams to seeds, e.g. {process /root/worker: 7, link a b: 7, fault crash#0: 7, tie-break: 7}");
+    return;
+  }
+  for (const auto& kv : n) {
+    StreamPin p;
+    p.mark = mark_of(kv.first);
+    p.key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    const std::size_t words = 1 + static_cast<std::size_t>(std::count(p.key.begin(), p.key.end(), ' '));
+    const std::string kind = p.key.substr(0, p.key.find(' '));
+    const bool shaped = p.key == "tie-break" || (kind == "process" && words == 2 && p.key.size() > 9 && p.key[8] == '/') ||
+                        (kind == "link" && words == 3) || ((kind == "fault" || kind == "buggify") && words == 2);
+    if (!shaped || p.key.find("  ") != std::string::npos || p.key.back() == ' ') {
+      rd.error(kv.first, "streams: '" + p.key + "' names no stream: give `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME` or `tie-break`");
+      continue;
+    }
+    if (std::any_of(s.streams.begin(), s.streams.end(), [&](const StreamPin& q) { return q.key == p.key; })) {
+      rd.error(kv.first, "streams: '" + p.key + "' is pinned twice");
+      continue;
+    }
+    if (rd.integer<std::uint64_t>(kv.second, "streams: a seed", p.seed, 0, UINT64_MAX)) s.streams.push_back(std::move(p));
+  }
+  std::sort(s.streams.begin(), s.streams.end(), [](const StreamPin& a, const StreamPin& b) { return a.key < b.key; });
+}
+
 void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Registry& registry) {
   if (e.key == "scenario") {
     rd.name(e.value, "scenario (its name)", s.name);
@@ -1071,6 +1099,7 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
   } else if (e.key == "reports") read_reports(rd, e.value, s.reports);
   else if (e.key == "expect") read_expect(rd, e.value, s);
   else if (e.key == "fix") read_fix(rd, e.value, s);
+  else if (e.key == "streams") read_streams(rd, e.value, s);
   else if (e.key == "buggify") {
     s.buggify_mark = mark_of(e.value);
     rd.words(e.value, "buggify (the points to turn on)", s.buggify);
@@ -1082,7 +1111,7 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
   for (const Entry& e : rd.entries(doc, "the scenario",
                                    {"scenario", "description", "seed", "tie_break", "duration", "phases", "nodes",
                                     "network", "tree", "trees", "script", "faults", "checks", "reports", "expect", "buggify",
-                                    "fix"}))
+                                    "fix", "streams"}))
     read_section(rd, e, s, seen, registry);
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");

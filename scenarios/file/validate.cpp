@@ -58,6 +58,7 @@ class Validator {
     }
     for (const CheckDecl& c : s_.checks) check(c);
     buggify();
+    for (const StreamPin& p : s_.streams) stream(p, fault_names);
     for (const std::string& name : s_.expect_fail) {
       const bool named = std::any_of(s_.checks.begin(), s_.checks.end(), [&](const CheckDecl& c) { return c.name == name; });
       if (!named) error(s_.expect_mark, "expect: fail names '" + name + "', which is not one of the file's checks");
@@ -92,6 +93,28 @@ class Validator {
       for (const BuggifyPoint& p : points) names += (names.empty() ? "" : ", ") + p.name;
       error(s_.buggify_mark, "unknown buggify point '" + b + "' (" +
                                  (names.empty() ? std::string("the file's behaviours have none") : "the file's behaviours have: " + names) + ")");
+    }
+  }
+
+  /// A pinned stream names something the file has: a tree path, declared nodes, a fault, a
+  /// buggify point of its behaviours.
+  void stream(const StreamPin& p, const std::set<std::string>& fault_names) {
+    const std::string kind = p.key.substr(0, p.key.find(' '));
+    const std::string rest = p.key.substr(std::min(p.key.size(), kind.size() + 1));
+    if (kind == "process") {
+      const std::string root = rest.substr(0, rest.find('/', 1));
+      const bool known = paths_.contains(rest) || paths_.contains(root) ||
+                         std::any_of(s_.trees.begin(), s_.trees.end(), [&](const TreeNode& t) { return "/" + t.spec.id == root; });
+      if (!known) error(p.mark, "streams: '" + p.key + "': no tree of the file holds " + rest);
+    } else if (kind == "link") {
+      node(rest.substr(0, rest.find(' ')), p.mark);
+      node(rest.substr(rest.find(' ') + 1), p.mark);
+    } else if (kind == "fault" && !fault_names.contains(rest)) {
+      error(p.mark, "streams: '" + p.key + "': the file has no fault named " + rest + " (an unnamed fault is KIND#INDEX, e.g. crash#0)");
+    } else if (kind == "buggify") {
+      const std::vector<BuggifyPoint> points = registry_.buggify_points({used_.begin(), used_.end()});
+      if (std::none_of(points.begin(), points.end(), [&](const BuggifyPoint& b) { return b.name == rest; }))
+        error(p.mark, "streams: '" + p.key + "': the file's behaviours have no buggify point " + rest);
     }
   }
 

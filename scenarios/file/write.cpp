@@ -321,6 +321,11 @@ std::string to_yaml(const Scenario& s) {
     for (const std::string& b : s.buggify) y << b;
     y << YAML::EndSeq;
   }
+  if (!s.streams.empty()) {
+    y << YAML::Key << "streams" << YAML::Value << YAML::BeginMap;
+    for (const StreamPin& p : s.streams) y << YAML::Key << p.key << YAML::Value << p.seed;
+    y << YAML::EndMap;
+  }
   if (!s.expect_fail.empty()) {
     y << YAML::Key << "expect" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "fail" << YAML::Value
       << YAML::Flow << YAML::BeginSeq;

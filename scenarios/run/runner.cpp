@@ -45,6 +45,8 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   so.max_events = opts.budgets.max_events;
   so.max_trace_bytes = opts.budgets.max_memory_bytes;
   so.max_events_at_instant = opts.budgets.max_events_at_instant;
+  for (const StreamPin& p : s.streams) so.pins.emplace(p.key, p.seed);
+  so.record_streams = opts.record_streams;
   auto sim = std::make_unique<Simulation>(so);
   for (TraceSink* sink : opts.sinks) sim->trace().add_sink(sink);
   if (opts.stream != nullptr) sim->trace().add_sink(opts.stream);

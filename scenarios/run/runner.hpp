@@ -51,6 +51,9 @@ struct RunOptions {
   /// A budget that stops the run ends it as a result (RunResult::stopped, no checks judged)
   /// instead of a BudgetExceeded thrown: `run --out` writes the reports so far.
   bool partial_on_budget = false;
+  /// Note the random streams the run draws from (RunResult::sim->streams_used(); the shrinker
+  /// asks which a failure needs).
+  bool record_streams = false;
 };
 
 /// One supervisor's final state, for `final` in the JSON summary.

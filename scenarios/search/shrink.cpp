@@ -570,9 +570,21 @@ void Shrinker::finish(ShrinkResult& r) const {
   r.exhausted = exhausted_;
   r.stopped = stopped_;
   r.unsaved = unsaved_;
+  // A change to what a later removal took away (an argument of a worker whose tree went) is not
+  // in the file: it is left out.
+  const auto path = [](const std::string& subject) {
+    const std::size_t sp = subject.find(' ');
+    return sp == std::string::npos || subject.compare(sp + 1, 1, "/") != 0 ? std::string() : subject.substr(sp + 1, subject.find(' ', sp + 1) - sp - 1);
+  };
+  std::vector<std::string> gone;
+  for (const Edit& e : edits_)
+    if (e.to.empty() && !path(e.subject).empty()) gone.push_back(path(e.subject));
+  const auto under_gone = [&](const std::string& p) {
+    return !p.empty() && std::any_of(gone.begin(), gone.end(), [&](const std::string& g) { return p == g || p.rfind(g + "/", 0) == 0; });
+  };
   for (const Edit& e : edits_) {
     if (e.to.empty()) r.removed.push_back(e.subject + (e.from.empty() ? "" : " (" + e.from + ")"));
-    else r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
+    else if (!under_gone(path(e.subject))) r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
   }
 }
 

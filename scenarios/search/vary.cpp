@@ -9,34 +9,39 @@ namespace lic::scenarios {
 
 namespace {
 
-/// A value of the type as a number: nanoseconds, the integer, or the ratio in millionths.
-bool as_number(const std::string& type, const std::string& text, double& out) {
+/// A value of the type as an integer: nanoseconds, the integer, or the ratio in millionths.
+bool as_integer(const std::string& type, const std::string& text, std::int64_t& out) {
   if (type == "duration") {
     const DurationParse d = parse_duration(text);
-    out = static_cast<double>(d.value.ns);
+    out = d.value.ns;
     return d.ok;
   }
   if (type == "int") {
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    out = static_cast<double>(v);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc() && end == text.data() + text.size();
   }
   Ratio r;
   std::string why;
   if (!parse_ratio(text, r, why)) return false;
-  out = static_cast<double>(r.num) / static_cast<double>(r.den) * 1e6;
+  out = static_cast<std::int64_t>(static_cast<double>(r.num) / static_cast<double>(r.den) * 1e6 + 0.5);
   return true;
 }
 
-std::string as_text(const std::string& type, double v, double step) {
-  if (type == "duration") {
-    // To the millisecond when the grid's step is a millisecond or more: 636ms, not 636363636ns.
-    const std::int64_t unit = step >= 1e6 ? 1'000'000 : 1;
-    return format_duration(Duration{static_cast<std::int64_t>(v / static_cast<double>(unit) + 0.5) * unit});
-  }
-  if (type == "int") return std::to_string(static_cast<std::int64_t>(v + 0.5));
-  return fmt::format("{}", static_cast<std::int64_t>(v + 0.5) / 1e6);  // a decimal parse_ratio reads
+/// Value i of `steps` evenly spaced over [lo, hi], in 128-bit integers (0..2^63-1 does not
+/// overflow), rounded to `unit` but never outside [lo, hi].
+std::int64_t point(std::int64_t lo, std::int64_t hi, std::size_t i, std::size_t steps, std::int64_t unit) {
+  __extension__ using Wide = __int128;
+  const Wide span = static_cast<Wide>(hi) - lo;
+  const Wide n = static_cast<Wide>(steps) - 1;
+  Wide v = static_cast<Wide>(lo) + (span * static_cast<Wide>(i) + n / 2) / n;
+  if (unit > 1) v = (v + unit / 2) / unit * unit;
+  return static_cast<std::int64_t>(std::clamp<Wide>(v, lo, hi));
+}
+
+std::string as_text(const std::string& type, std::int64_t v) {
+  if (type == "duration") return format_duration(Duration{v});
+  if (type == "int") return std::to_string(v);
+  return fmt::format("{}", static_cast<double>(v) / 1e6);  // a decimal parse_ratio reads
 }
 
 void set_on(BehaviourRef& b, const Vary& v, const std::string& value, std::size_t& n) {
@@ -78,15 +83,18 @@ std::string vary_values(const Vary& v, const Registry& registry, std::size_t ste
   if (a == b->args.end()) return "--vary: '" + v.behaviour + "' has no argument '" + v.arg + "'";
   if (a->type != "duration" && a->type != "int" && a->type != "ratio")
     return "--vary: argument '" + v.arg + "' is a " + a->type + "; only a duration, an int or a ratio can be walked";
-  double lo = 0, hi = 0;
-  if (!as_number(a->type, v.from, lo)) return "--vary: '" + v.from + "' is not a " + a->type;
-  if (!as_number(a->type, v.to, hi)) return "--vary: '" + v.to + "' is not a " + a->type;
+  std::int64_t lo = 0, hi = 0;
+  if (!as_integer(a->type, v.from, lo)) return "--vary: '" + v.from + "' is not a " + a->type;
+  if (!as_integer(a->type, v.to, hi)) return "--vary: '" + v.to + "' is not a " + a->type;
   if (lo > hi) return "--vary: " + v.from + ".." + v.to + " is an empty range: A is above B";
   if (steps < 1) return "--steps must be 1 or more";
+  if (steps == 1 && lo != hi) return "--steps 1 would run " + v.from + " alone and never " + v.to + ": give 2 or more (A and B are both walked)";
   out.clear();
+  // A and B as given; between them, a duration to the millisecond when the grid's step is a
+  // millisecond or more (636ms, not 636363636ns).
+  const bool ms = a->type == "duration" && steps > 1 && (static_cast<double>(hi) - static_cast<double>(lo)) / static_cast<double>(steps - 1) >= 1e6;
   for (std::size_t i = 0; i < steps; ++i) {
-    const double step = steps == 1 ? 0 : (hi - lo) / static_cast<double>(steps - 1);
-    std::string t = as_text(a->type, lo + step * static_cast<double>(i), step);
+    std::string t = i == 0 ? v.from : i + 1 == steps ? v.to : as_text(a->type, point(lo, hi, i, steps, ms ? 1'000'000 : 1));
     if (out.empty() || out.back() != t) out.push_back(std::move(t));
   }
   return {};

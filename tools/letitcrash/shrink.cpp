@@ -3,6 +3,7 @@
 #include "scenarios/file/read.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "reports/atomic_file.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/report.hpp"
+#include "scenarios/search/reach.hpp"
 #include "scenarios/search/shrink.hpp"
 #include "scenarios/search/swarm.hpp"
 #include "scenarios/search/explore.hpp"
@@ -120,18 +122,28 @@ scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, Pro
 
 }  // namespace
 
-std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, const scenarios::Scenario& s,
+std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, scenarios::Scenario& s,
                       const scenarios::FailureId& id, std::uint64_t events) {
   if (events > kSeedLineEvents)
     return fmt::format("# Other seeds were not tried: a run of it is {} trace events (more than {}); run it at its own seed.\n",
                        events, kSeedLineEvents);
-  const std::vector<std::uint64_t> failing = scenarios::seeds_failing_so(s, id, 1, 100, &registry, budgets);
-  std::string line = fmt::format("# It fails the same way ({}) on {} of seeds 1..100", scenarios::to_string(id), failing.size());
-  if (failing.size() >= 90) return line + ": the seed hardly matters.\n";
-  return line + fmt::format(
-                    ": it is seed-bound. The failure needs the draws of its own seed, {} (written in): a behaviour's input, "
-                    "the network's, the tie-break's, or a fault still drawn at random. Run it as it is.\n",
-                    s.seed);
+  scenarios::ReachOptions ro;
+  ro.registry = &registry;
+  ro.budgets = budgets;
+  const scenarios::SeedReach reach = scenarios::pin_streams(s, id, ro);
+  std::string line = fmt::format("# It fails the same way ({}) on {} of seeds 1..100", scenarios::to_string(id), reach.failing);
+  if (!reach.pinned.empty())
+    line += fmt::format(" with the draws of {} pinned to seed {} (`streams:`; on {} without)", fmt::join(reach.pinned, ", "), s.seed,
+                        reach.failing_unpinned);
+  if (reach.failing >= scenarios::kReachHolds)
+    return line + (reach.pinned.empty() ? ": the seed hardly matters.\n" : ": the failure needs those draws, the others hardly matter.\n");
+  std::string why = reach.drawn.empty()
+                        ? "a behaviour's input, the network's, the tie-break's, or a fault still drawn at random"
+                        : fmt::format("even the {} streams it draws from pinned ({}) did not make it hold on 90: it needs draws a file "
+                                      "cannot pin (a process outside the trees, the order of ties)",
+                                      reach.drawn.size(), reach.stopped ? "the search for them stopped early" : "all of them");
+  return line + fmt::format(": it is seed-bound. The failure needs the draws of its own seed, {} (written in): {}. Run it as it is.\n",
+                            s.seed, why);
 }
 
 std::string default_shrunk_path(const std::string& file) {
@@ -175,6 +187,7 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   }
   print_result(r, a);
   const std::string reproduce = scenarios::shell_word(cli.program) + " run " + scenarios::shell_word(out);
+  // Pins, in r.scenario, the streams the failure needs when the seed matters (search/reach.hpp).
   const std::string seeds = seed_line(*cli.registry, a.budgets, r.scenario, scenarios::failure_id(r.failure), r.after.events);
   fmt::print("{}", seeds.substr(2));
   const std::string error = reports::write_file_atomically(out, header(r, a, reproduce, seeds) + scenarios::to_yaml(r.scenario));

@@ -28,12 +28,13 @@ struct ShrinkArgs {
 std::string default_shrunk_path(const std::string& file);
 
 /// The line a reproducer's header carries about other seeds: on how many of seeds 1..100 `s`
-/// fails with identity `id`, and when that is under 90, why it is bound to its own (a comment
-/// line, "# ...\n").
+/// fails with identity `id`. Under 90, `s` first gains the fewest pinned streams (`streams:`)
+/// that make it hold (search/reach.hpp), and the line names them; when none do, it says why the
+/// file is bound to its own seed (a comment line, "# ...\n").
 /// A file whose run takes more than `kSeedLineEvents` trace events is not run 100 times: the line
 /// says so instead.
 inline constexpr std::uint64_t kSeedLineEvents = 1'000'000;
-std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, const scenarios::Scenario& s,
+std::string seed_line(const scenarios::Registry& registry, const scenarios::Budgets& budgets, scenarios::Scenario& s,
                       const scenarios::FailureId& id, std::uint64_t events);
 
 /// Exit code: 0 the shrunk file was written, 1 the seed passes (nothing written), 2 bad input.
