@@ -74,7 +74,7 @@ runners)
   # --shard auto as each job array's runner sets the environment (examples/ci/): four jobs of a
   # runner, merged, equal one unsharded sweep. Kubernetes gives only the index (auto/4).
   run 0 all.log sweep "$chaos" --seeds 1..40 --jobs 1 --out ALL.jsonl
-  clean=(-u JOB_COMPLETION_INDEX -u CI_NODE_INDEX -u SLURM_ARRAY_TASK_ID)  # whatever runs this test
+  clean=(-u JOB_COMPLETION_INDEX -u CI_NODE_INDEX -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_STEP)  # whatever runs this test
   for k in 1 2 3 4; do
     run_with 0 k8s$k.log env "${clean[@]}" JOB_COMPLETION_INDEX=$((k - 1)) "$lic" sweep "$chaos" --seeds 1..40 --jobs 1 --shard auto/4 --out K$k.jsonl
     says k8s$k.log "^shard $k/4 from JOB_COMPLETION_INDEX \(Kubernetes Indexed Job\)"
@@ -98,6 +98,16 @@ runners)
   says k8s.log "gives the index but not the count: write --shard auto/N"
   run_with 2 clash.log env "${clean[@]}" CI_NODE_INDEX=1 CI_NODE_TOTAL=3 "$lic" sweep "$chaos" --seeds 1..4 --shard auto/4
   says clash.log "the runner says 3 shards"
+  # A Slurm array with a step (--array=0-15:4: tasks 0, 4, 8, 12) is shard 1..4 by the step;
+  # an index past any count, or a task id off the step, is refused (issue 34).
+  run_with 0 step.log env "${clean[@]}" SLURM_ARRAY_TASK_ID=8 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY_TASK_COUNT=4 \
+    "$lic" sweep "$chaos" --seeds 1..8 --jobs 1 --shard auto
+  says step.log "^shard 3/4 from SLURM_ARRAY_TASK_ID"
+  run_with 2 offstep.log env "${clean[@]}" SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_STEP=4 SLURM_ARRAY_TASK_COUNT=4 \
+    "$lic" sweep "$chaos" --seeds 1..8 --shard auto
+  says offstep.log "is not SLURM_ARRAY_TASK_MIN 0 plus a whole number of SLURM_ARRAY_TASK_STEP 4"
+  run_with 2 huge.log env "${clean[@]}" JOB_COMPLETION_INDEX=18446744073709551615 "$lic" sweep "$chaos" --seeds 1..4 --shard auto/4
+  says huge.log "JOB_COMPLETION_INDEX=18446744073709551615 is past any shard a count can name"
   ;;
 resume)
   run 1 full.log sweep "$flaky" --seeds 1..60 --jobs 2 --out full.jsonl
@@ -161,6 +171,14 @@ merge-errors)
   run 1 half.log merge m.jsonl other.jsonl
   says half.log "missing: +10 seeds of 1..20: 1, 3, 5, 7, 9, 11, 13, 15, 17, 19$"
   says half.log "INCOMPLETE"
+  # A results file's strings reach the terminal escaped (issue 34): a check name holding a
+  # clear-screen and a forged verdict line is printed as \x1B[2J... on one line.
+  sed -E 's/"restarts\(/"\\u001b[2J\\nverdict: PASS\\nrestarts(/g' s1.jsonl >esc1.jsonl
+  sed -E 's/"restarts\(/"\\u001b[2J\\nverdict: PASS\\nrestarts(/g' s2.jsonl >esc2.jsonl
+  run 1 esc.log merge e.jsonl esc1.jsonl esc2.jsonl
+  ! grep -q $'\x1b' esc.log || fail "merge printed a raw escape byte from a results file"
+  ! grep -q '^verdict: PASS' esc.log || fail "merge printed a forged verdict line from a results file"
+  says esc.log '\\x1B\[2J\\x0Averdict: PASS\\x0Arestarts'
   ;;
 folder)
   # --out DIR: results.jsonl and the pages in a folder (created with its parents), resumed as a

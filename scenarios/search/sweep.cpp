@@ -129,6 +129,8 @@ std::string runner_shard(const EnvLookup& env, Shard& s, std::string& source) {
   if (env("JOB_COMPLETION_INDEX")) {
     const auto i = env_number(env, "JOB_COMPLETION_INDEX", why);
     if (!i) return why;
+    if (*i == UINT64_MAX)  // K = index + 1 would wrap to 0
+      return fmt::format("--shard auto: JOB_COMPLETION_INDEX={} is past any shard a count can name", *i);
     s = {*i + 1, 0};
     source = "JOB_COMPLETION_INDEX (Kubernetes Indexed Job)";
   } else if (env("CI_NODE_INDEX")) {
@@ -141,11 +143,19 @@ std::string runner_shard(const EnvLookup& env, Shard& s, std::string& source) {
     const auto id = env_number(env, "SLURM_ARRAY_TASK_ID", why);
     const auto min = env_number(env, "SLURM_ARRAY_TASK_MIN", why);
     const auto n = env_number(env, "SLURM_ARRAY_TASK_COUNT", why);
+    // --array=0-15:4 runs tasks 0, 4, 8, 12: SLURM_ARRAY_TASK_STEP 4, and K counts the steps.
+    const auto step = env_number(env, "SLURM_ARRAY_TASK_STEP", why);
     if (!why.empty()) return why;
     if (id.value_or(0) < min.value_or(0))
       return fmt::format("--shard auto: SLURM_ARRAY_TASK_ID {} is below SLURM_ARRAY_TASK_MIN {}", *id, *min);
-    s = {*id - min.value_or(0) + 1, n.value_or(0)};
-    source = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_MIN/SLURM_ARRAY_TASK_COUNT (Slurm)";
+    const std::uint64_t by = step.value_or(1);
+    const std::uint64_t from_min = *id - min.value_or(0);
+    if (by == 0 || from_min % by != 0)
+      return fmt::format("--shard auto: SLURM_ARRAY_TASK_ID {} is not SLURM_ARRAY_TASK_MIN {} plus a whole number of "
+                         "SLURM_ARRAY_TASK_STEP {}: give --shard K/N",
+                         *id, min.value_or(0), by);
+    s = {from_min / by + 1, n.value_or(0)};
+    source = "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_MIN/SLURM_ARRAY_TASK_STEP/SLURM_ARRAY_TASK_COUNT (Slurm)";
   } else {
     return "--shard auto: none of JOB_COMPLETION_INDEX (Kubernetes), CI_NODE_INDEX (GitLab) or SLURM_ARRAY_TASK_ID "
            "(Slurm) is set: give --shard K/N";

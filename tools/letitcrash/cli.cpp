@@ -4,7 +4,9 @@
 #include "tools/letitcrash/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -60,6 +62,19 @@ CLI::Validator parse_check(std::string (*parse)(std::string_view, T&), const cha
       name);
 }
 
+/// A count (--max-runs, --max-events, ...): a whole number from 0 to 2^64-1. CLI11 alone reads
+/// "-1" into an unsigned option as 2^64-1 (issue 34).
+CLI::Validator count_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size()) return {};
+        return fmt::format("'{}' is not a count: give a whole number from 0 to {}", s, UINT64_MAX);
+      },
+      "COUNT");
+}
+
 std::optional<Time> as_time(const std::string& text) {
   if (text.empty()) return std::nullopt;
   return Time{} + parse_duration(text).value;
@@ -74,7 +89,8 @@ std::optional<TieBreak> as_tie_break(const std::string& text) {
 /// --max-events and --max-memory: what one run may use before it stops with exit 2
 /// (docs/robustness.md).
 void add_budgets(CLI::App* c, scenarios::Budgets& b) {
-  c->add_option("--max-events", b.max_events, "Stop a run after this many kernel events, exit 2 (default 200000000; 0: no limit)");
+  c->add_option("--max-events", b.max_events, "Stop a run after this many kernel events, exit 2 (default 200000000; 0: no limit)")
+      ->check(count_check());
   c->add_option_function<std::uint64_t>(
       "--max-memory", [&b](const std::uint64_t& mib) { b.max_memory_bytes = mib << 20; },
       "Stop a run whose kept trace takes more than this many MiB, exit 2 (default 4096; 0: no limit)")
@@ -117,7 +133,7 @@ Action add_bench(CLI::App& app, const std::string& self) {
   bb->add_option("--max-seeds", bugs->max_seeds, "Runs a try makes before it counts as not found (default 2000)")->check(CLI::Range(1, 1000000));
   bb->add_flag("!--no-swarm", bugs->swarm, "Leave swarm mode out");
   bb->add_flag("!--no-explore", bugs->explore, "Leave the explorer out");
-  bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)");
+  bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)")->check(count_check());
   bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
   return [b, bb, o, bugs, only, backend] {
     if (!b->parsed()) return -1;
@@ -288,7 +304,7 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   s->add_option("--seed", a->seed, "The failing seed (default: the file's)")->check(parse_check(scenarios::parse_seed, "SEED"));
   s->add_option("--tie-break", *tie, "Order of same-time events: fifo or random (default: the file's)")->check(tie_break_check());
   s->add_option("--out", a->out, "The shrunk file, written atomically (default: <the file's stem>.shrunk.yaml in the current directory)");
-  s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)");
+  s->add_option("--max-runs", a->max_runs, "Candidate runs at most (default 500)")->check(count_check());
   s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default 60)");
   add_budgets(s, a->budgets);
   s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
@@ -312,7 +328,7 @@ Action add_explore(CLI::App& app, const tools::Invocation& cli) {
   e->add_flag("--fresh", a->fresh, "Start --out over when it holds an earlier explore of this file");
   e->add_flag("--keep-going", a->keep_going, "Collect every distinct failure (by identity: check, kind, roles) until the budget ends, instead of stopping at the first");
   e->add_option("--format", *format, "What to print: text, or json (one object on stdout)")->check(CLI::IsMember({"text", "json"}));
-  e->add_option("--shrink-runs", a->shrink_runs, "The shrinker's run budget for a failure found, 0: write it as found (default 200)");
+  e->add_option("--shrink-runs", a->shrink_runs, "The shrinker's run budget for a failure found, 0: write it as found (default 200)")->check(count_check());
   e->add_option("--max-seconds", a->max_seconds, "Wall time for the search at most, in seconds (default: no limit)");
   add_budgets(e, a->budgets);
   return [e, a, format, runs, &cli] {

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include "scenarios/run/report.hpp"
 #include "scenarios/file/validate.hpp"
@@ -25,6 +26,39 @@
 namespace lic::tools {
 
 namespace {
+
+/// `text` as one printable line: control characters, a newline too, written as \xNN.
+std::string one_line_printable(std::string_view text) {
+  std::string out;
+  for (const char c : scenarios::printable(text)) out += c == '\n' ? std::string("\\x0A") : std::string(1, c);
+  return out;
+}
+
+/// A string argument made one printable line; any other passes as it is.
+template <typename T>
+auto clean(const T& v) {
+  if constexpr (std::is_convertible_v<const T&, std::string_view>) return one_line_printable(v);
+  else return v;
+}
+
+/// Prints as fmt::print does, every string argument made one printable line: what a sweep prints
+/// comes partly from results files (check and metric names, witnesses, the scenario's name and
+/// file), which `merge` and a resumed sweep read back and must never echo raw to a terminal
+/// (issue 34: a results line could retitle the window, clear it, or print a verdict of its own).
+template <typename... A>
+void say(std::string_view f, const A&... a) {
+  const std::string text = fmt::vformat(f, fmt::make_format_args(clean(a)...));
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+/// Prints a text of several lines made elsewhere (the coverage table), each line printable.
+void say_lines(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    say("{}\n", text.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at));
+    at = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+}
 
 using scenarios::Scenario;
 using scenarios::SeedRange;
@@ -172,14 +206,14 @@ void print_metrics(const scenarios::MetricSummary& m, const std::vector<std::str
   if (m.by_name().empty()) return;
   std::size_t w = 22;
   for (const auto& [name, d] : m.by_name()) w = std::max(w, name.size());
-  fmt::print("  metrics:     {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", w, "runs", "p50", "p90", "p99", "max");
+  say("  metrics:     {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", w, "runs", "p50", "p90", "p99", "max");
   for (const auto& [name, d] : m.by_name()) {
     if (!shown(only, name)) continue;
     if (d.values.empty()) {  // a list that stayed empty in every run
-      fmt::print("               {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", name, w, d.runs, "-", "-", "-", "-");
+      say("               {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", name, w, d.runs, "-", "-", "-", "-");
       continue;
     }
-    fmt::print("               {:<{}} {:>6} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, w, d.runs, d.quantile(0.5),
+    say("               {:<{}} {:>6} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}\n", name, w, d.runs, d.quantile(0.5),
                d.quantile(0.9), d.quantile(0.99), d.max());
   }
 }
@@ -189,43 +223,43 @@ void write_summary_file(const std::string& path, const SweepHeader& h, const Tal
   const std::string error =
       scenarios::write_summary(path, h, t.seeds, t.passed, t.failed, t.metrics, t.coverage ? t.coverage->json() : std::string());
   if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
-  else fmt::print("summary: {}\n", path);
+  else say("summary: {}\n", path);
 }
 
 void print_summary(const Tally& t, const SummaryContext& c) {
-  fmt::print("  seeds:       {}{}\n", t.seeds,
+  say("  seeds:       {}{}\n", t.seeds,
              c.resumed > 0 ? fmt::format(" ({} resumed from {}, {} run now)", c.resumed, c.out, c.ran) : "");
-  fmt::print("  passed:      {}\n", t.passed);
-  fmt::print("  failed:      {}\n", t.failed);
-  if (c.determinism_checked) fmt::print("  determinism: {} mismatch{}\n", t.mismatches, t.mismatches == 1 ? "" : "es");
-  else fmt::print("  determinism: not checked (--check-determinism runs each seed twice)\n");
+  say("  passed:      {}\n", t.passed);
+  say("  failed:      {}\n", t.failed);
+  if (c.determinism_checked) say("  determinism: {} mismatch{}\n", t.mismatches, t.mismatches == 1 ? "" : "es");
+  else say("  determinism: not checked (--check-determinism runs each seed twice)\n");
   if (c.wall_s && c.ran == 0) {
-    fmt::print("  wall time:   none: no seed was left to run\n");
+    say("  wall time:   none: no seed was left to run\n");
   } else if (c.wall_s) {
     const double rate = *c.wall_s > 0 ? static_cast<double>(c.ran) / *c.wall_s : 0.0;
-    fmt::print("  wall time:   {:.2f} s for {} seeds on {} job{}: {:.1f} seeds/s\n", *c.wall_s, c.ran, c.jobs,
+    say("  wall time:   {:.2f} s for {} seeds on {} job{}: {:.1f} seeds/s\n", *c.wall_s, c.ran, c.jobs,
                c.jobs == 1 ? "" : "s", rate);
   }
   print_metrics(t.metrics, c.metrics);
   if (!t.peaks.empty()) {
-    fmt::print("  closest to giving up (the seeds to look at):");
-    for (const auto& [peak, seed, name] : t.peaks) fmt::print(" seed {} {:.0f}% ({});", seed, peak * 100, name.substr(15, name.size() - 16));
-    fmt::print("\n");
+    say("  closest to giving up (the seeds to look at):");
+    for (const auto& [peak, seed, name] : t.peaks) say(" seed {} {:.0f}% ({});", seed, peak * 100, name.substr(15, name.size() - 16));
+    say("\n");
   }
   if (t.failed == 0) return;
   const std::uint64_t printed = std::min<std::uint64_t>(kListed, t.listed.size());
-  fmt::print("failing seeds{}, each with the command that reproduces it:\n",
+  say("failing seeds{}, each with the command that reproduces it:\n",
              t.failed > printed ? fmt::format(" (the first {} of {})", printed, t.failed) : "");
   std::size_t n = 0;
   for (const auto& [seed, r] : t.listed) {
     if (n++ == printed) break;
-    fmt::print("  {}  # {}\n", reproduce(c, seed), join(r.failed));
+    say("  {}  # {}\n", reproduce(c, seed), join(r.failed));
     if (!r.failed.empty())
       if (const auto w = r.witnesses.find(r.failed.front()); w != r.witnesses.end())
-        fmt::print("      {}: {}\n", w->first, reports::format_witness(w->second));
+        say("      {}: {}\n", w->first, reports::format_witness(w->second));
   }
   if (t.failed > printed)
-    fmt::print("  and {} more{}\n", t.failed - printed, c.out.empty() ? "" : " (every one is in " + c.out + ")");
+    say("  and {} more{}\n", t.failed - printed, c.out.empty() ? "" : " (every one is in " + c.out + ")");
 }
 
 std::string verdict(const Tally& t, bool missing) {
@@ -314,8 +348,8 @@ void write_sweep_pages(const SweepFiles& f, const SweepHeader& h, const Tally& t
   if (error.empty()) error = reports::write_file_atomically(f.index, reports::sweep_index_html(report));
   if (error.empty()) error = reports::write_file_atomically(f.junit, reports::sweep_junit_xml(report));
   if (!error.empty()) std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
-  else if (t.coverage) fmt::print("pages: {} (coverage: {}, junit: {})\n", f.index, f.coverage, f.junit);
-  else fmt::print("pages: {} (junit: {})\n", f.index, f.junit);
+  else if (t.coverage) say("pages: {} (coverage: {}, junit: {})\n", f.index, f.coverage, f.junit);
+  else say("pages: {} (junit: {})\n", f.index, f.junit);
 }
 
 // ---- Progress on stderr --------------------------------------------------------------------
@@ -398,21 +432,21 @@ SummaryContext summary_context(const Invocation& cli, const SweepHeader& h, cons
 bool open_results(const SweepArgs& a, const SweepHeader& h, scenarios::ResultsWriter& w, Tally& tally) {
   std::vector<std::string> notes;
   const std::string error = w.open(a.out, h, a.seeds, a.shard, a.fresh, notes);
-  for (const std::string& n : notes) fmt::print("{}\n", n);
+  for (const std::string& n : notes) say("{}\n", n);
   if (!error.empty()) {
     std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
     return false;
   }
   for (const SeedResult& r : w.resumed()) tally.add(r);
   if (w.resuming())
-    fmt::print("resuming: {} of {} seeds already done ({})\n", w.done().size(), scenarios::shard_size(a.seeds, a.shard), a.out);
+    say("resuming: {} of {} seeds already done ({})\n", w.done().size(), scenarios::shard_size(a.seeds, a.shard), a.out);
   return true;
 }
 
 void print_start(const Scenario& s, const SweepArgs& a, const SweepHeader& h, std::uint64_t size, std::uint64_t done,
                  unsigned jobs) {
   const std::uint64_t pending = size - done;
-  fmt::print("sweep: {} ({}), seeds {} shard {}: {} seed{}{}, tie-break {}, {} job{}{}\n", s.name, a.file, h.seeds,
+  say("sweep: {} ({}), seeds {} shard {}: {} seed{}{}, tie-break {}, {} job{}{}\n", s.name, a.file, h.seeds,
              h.shard, size, size == 1 ? "" : "s", done == 0 ? "" : fmt::format(" ({} to run)", pending), h.tie_break, jobs,
              jobs == 1 ? "" : "s", a.check_determinism ? ", each seed run twice" : "");
   std::fflush(stdout);
@@ -435,7 +469,7 @@ void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v, cons
       if (shown(only, name) && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::string head = fmt::format("  {:<14} {:>7} {:>7}", v.arg, "passed", "failed");
   for (const std::string& n : names) head += fmt::format("  {:>10} {:>10}", n + " p50", "max");
-  fmt::print("{}\n", head);
+  say("{}\n", head);
   const VaryRow* last_good = nullptr;
   for (const VaryRow& r : rows) {
     std::string line = fmt::format("  {:<14} {:>7} {:>7}", r.value, r.tally.passed, r.tally.failed);
@@ -444,12 +478,12 @@ void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v, cons
       if (it == r.tally.metrics.by_name().end() || it->second.values.empty()) line += fmt::format("  {:>10} {:>10}", "-", "-");
       else line += fmt::format("  {:>10.4g} {:>10.4g}", it->second.quantile(0.5), it->second.max());
     }
-    fmt::print("{}\n", line);
+    say("{}\n", line);
     if (r.tally.failed == 0 && (last_good == nullptr || last_good == &r - 1)) last_good = &r;
   }
-  if (last_good == nullptr) fmt::print("every value failed some seed, from the first ({})\n", rows.front().value);
-  else if (last_good == &rows.back()) fmt::print("every seed passed at every value, up to {}\n", last_good->value);
-  else fmt::print("the largest value from {} up at which every seed passed: {} (the next, {}, fails)\n", rows.front().value,
+  if (last_good == nullptr) say("every value failed some seed, from the first ({})\n", rows.front().value);
+  else if (last_good == &rows.back()) say("every seed passed at every value, up to {}\n", last_good->value);
+  else say("the largest value from {} up at which every seed passed: {} (the next, {}, fails)\n", rows.front().value,
                   last_good->value, (last_good + 1)->value);
 }
 
@@ -469,7 +503,7 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
     std::fprintf(stderr, "%s\n", scenarios::printable(error).c_str());
     return 2;
   }
-  fmt::print("sweep: {} ({}), seeds {}, walking {}:{} over {}..{} in {} values\n", base.name, a.file,
+  say("sweep: {} ({}), seeds {}, walking {}:{} over {}..{} in {} values\n", base.name, a.file,
              scenarios::to_string(a.seeds), v.behaviour, v.arg, v.from, v.to, values.size());
   std::vector<VaryRow> rows;
   for (const std::string& value : values) {
@@ -486,7 +520,7 @@ int vary_sweep(const Invocation& cli, const SweepArgs& a, const Scenario& base) 
   }
   print_vary(rows, v, a.metrics);
   const bool all = std::all_of(rows.begin(), rows.end(), [](const VaryRow& r) { return r.tally.failed == 0; });
-  fmt::print("verdict: {}\n", all ? "PASS (every seed at every value)" : "FAIL (some values fail some seeds)");
+  say("verdict: {}\n", all ? "PASS (every seed at every value)" : "FAIL (some values fail some seeds)");
   return all ? 0 : 1;
 }
 
@@ -518,7 +552,7 @@ int shrink_failures(const Invocation& cli, const SweepArgs& a, const Tally& t) {
     const std::string stem = default_shrunk_path(a.file);
     const std::string dir = a.out.empty() || a.out.find('/') == std::string::npos ? std::string() : a.out.substr(0, a.out.find_last_of('/') + 1);
     sa.out = dir + stem.substr(0, stem.size() - 12) + fmt::format(".seed{}.shrunk.yaml", seed);
-    fmt::print("shrinking seed {} ({})\n", seed, join(r.failed));
+    say("shrinking seed {} ({})\n", seed, join(r.failed));
     if (shrink_command(cli, sa) == 2) return 2;
   }
   return 0;
@@ -547,7 +581,7 @@ std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, 
     return std::nullopt;
   }
   if (a.stop_at_first_failure && tally.failed > 0)
-    fmt::print("stopped at the first failing seed, {}: every seed before it passed\n", tally.listed.begin()->first);
+    say("stopped at the first failing seed, {}: every seed before it passed\n", tally.listed.begin()->first);
   return ran;
 }
 
@@ -574,7 +608,7 @@ int sweep_command(const Invocation& cli, const SweepArgs& given) {
   const std::size_t done = results.done().size();
   const unsigned jobs = scenarios::sweep_jobs(a.jobs, size - done);
   print_start(*s, a, h, size, done, jobs);
-  if (a.swarm) fmt::print("swarm: each seed picks its faults, their ranged knobs, the tie-break and buggify points\n");
+  if (a.swarm) say("swarm: each seed picks its faults, their ranged knobs, the tie-break and buggify points\n");
 
   scenarios::SweepOptions o{a.swarm ? a.tie_break : a.tie_break.value_or(s->tie_break), a.until, a.check_determinism, jobs, cli.registry};
   o.swarm = a.swarm;
@@ -591,12 +625,12 @@ int sweep_command(const Invocation& cli, const SweepArgs& given) {
   c.jobs = jobs;
   c.metrics = a.metrics;
   print_summary(tally, c);
-  if (a.coverage && tally.coverage) fmt::print("{}", tally.coverage->text());
-  if (a.out.empty()) fmt::print("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
-  else fmt::print("results: {}\n", a.out);
+  if (a.coverage && tally.coverage) say_lines(tally.coverage->text());
+  if (a.out.empty()) say("results were not kept: --out results.jsonl keeps them (and lets a stopped sweep resume)\n");
+  else say("results: {}\n", a.out);
   write_sweep_pages(files, h, tally, c);
   if (a.shrink > 0 && tally.failed > 0 && shrink_failures(cli, a, tally) != 0) return 2;
-  fmt::print("verdict: {}\n", verdict(tally, false));
+  say("verdict: {}\n", verdict(tally, false));
   return tally.failed == 0 ? 0 : 1;
 }
 
@@ -623,8 +657,8 @@ bool print_missing(const Invocation& cli, const scenarios::Merged& m, const std:
     if (i < kGapsListed) listed += (i == 0 ? "" : ", ") + (g.first == g.last ? std::to_string(g.first) : scenarios::to_string(g));
   }
   if (missing.size() > kGapsListed) listed += fmt::format(" and {} more gaps", missing.size() - kGapsListed);
-  fmt::print("  missing:     {} seed{} of {}: {}\n", count, count == 1 ? "" : "s", m.header.seeds, listed);
-  fmt::print("  resume the merged file to run just those: {}\n", resume_command(cli, m.header, out));
+  say("  missing:     {} seed{} of {}: {}\n", count, count == 1 ? "" : "s", m.header.seeds, listed);
+  say("  resume the merged file to run just those: {}\n", resume_command(cli, m.header, out));
   return true;
 }
 
@@ -649,13 +683,13 @@ int merge_command(const Invocation& cli, const std::string& out, const std::vect
   Tally tally;
   tally.strip.track(m.range.first, 1);
   for (const auto& [seed, r] : m.seeds) tally.add(r);
-  fmt::print("merge: {} ({}), seeds {}: {} file{} into {}\n", m.header.scenario, m.header.file, m.header.seeds,
+  say("merge: {} ({}), seeds {}: {} file{} into {}\n", m.header.scenario, m.header.file, m.header.seeds,
              inputs.size(), inputs.size() == 1 ? "" : "s", files.results);
   const SummaryContext c = summary_context(cli, m.header, files.results);
   print_summary(tally, c);
   write_sweep_pages(files, m.header, tally, c);
   const bool missing = print_missing(cli, m, out);
-  fmt::print("verdict: {}\n", verdict(tally, missing));
+  say("verdict: {}\n", verdict(tally, missing));
   return tally.failed == 0 && !missing ? 0 : 1;
 }
 
