@@ -10,6 +10,7 @@
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/judge.hpp"
+#include "scenarios/search/reach.hpp"
 #include "scenarios/search/shrink.hpp"
 #include "scenarios/testing/run_text.hpp"
 
@@ -257,4 +258,62 @@ TEST_CASE("a repeating fault's period gets shorter - the chaos phase after it", 
   REQUIRE(f.every);
   CHECK(*f.every < kSecond);
   CHECK(r.scenario.duration < kSecond * 2);
+}
+
+// ---- Random streams by name, and the pins a shrunk file needs (search/reach.hpp) ------------
+
+namespace {
+
+const std::string kTwoFlaky =
+    "scenario: streams\nduration: 20s\ntree:\n  root: {strategy: one_for_one, intensity: 1000, period: 1s}\n  children:\n";
+
+/// When /root/b's processes ended, in order.
+std::vector<std::int64_t> exits_of_b(const RunResult& r) {
+  std::vector<std::int64_t> t;
+  for (const TraceEvent& e : r.kept_events())
+    if (e.kind == EventKind::exit && e.label.name.text() == "/root/b") t.push_back(e.time.ns);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("streams: a process's draws follow its tree path - removing a sibling before it moves none of them", "[shrink][streams]") {
+  const std::string a = "    - {id: a, behaviour: flaky, args: {mtbf: 1s}}\n";
+  const std::string b = "    - {id: b, behaviour: flaky, args: {mtbf: 2s}}\n";
+  const std::vector<std::int64_t> both = exits_of_b(testing::run_text(kTwoFlaky + a + b, 3));
+  const std::vector<std::int64_t> alone = exits_of_b(testing::run_text(kTwoFlaky + b, 3));
+  REQUIRE(both.size() >= 3);  // b crashed and restarted several times: several draws
+  CHECK(both == alone);
+  // Another seed draws otherwise; a pin to seed 3 draws as seed 3 does, whatever the run's seed.
+  CHECK(exits_of_b(testing::run_text(kTwoFlaky + b, 4)) != alone);
+  CHECK(exits_of_b(testing::run_text(kTwoFlaky + b + "streams: {process /root/b: 3}\n", 4)) == alone);
+  // Pinned to the run's own seed, nothing changes.
+  const RunResult plain = testing::run_text(kTwoFlaky + a + b, 3);
+  CHECK(testing::run_text(kTwoFlaky + a + b + "streams: {process /root/b: 3, process /root/a: 3}\n", 3).trace_hash == plain.trace_hash);
+}
+
+TEST_CASE("streams: a seed-bound shrunk file gains the one pin its failure needs and then fails on >= 90 of seeds 1..100", "[shrink][streams]") {
+  const Scenario s = load("scenarios/bugs/shutdown_cancel_first.yaml");
+  ShrinkResult r = shrink(s);
+  REQUIRE(r.failed);
+  Scenario pinned = r.scenario;
+  const SeedReach reach = pin_streams(pinned, failure_id(r.failure));
+  INFO(to_yaml(pinned));
+  CHECK(reach.failing_unpinned < kReachHolds);  // it needs an arrival in its first milliseconds
+  REQUIRE(reach.pinned == std::vector<std::string>{"process /task/server/ingress"});
+  CHECK(reach.failing >= kReachHolds);
+  REQUIRE(pinned.streams.size() == 1);
+  CHECK(pinned.streams[0].seed == r.seed);
+  // Pinned to its own seed, the file runs at that seed exactly as before.
+  CHECK(run(pinned).trace_hash == run(r.scenario).trace_hash);
+  // A file that holds without pins gains none: a hand-made minimal case whose faults are
+  // scheduled and whose behaviours draw nothing that matters.
+  Scenario free = load("scenarios/bugs/minimal/one_for_one_dependent_restart.yaml");
+  const CheckResult failing = run(free).checks.front();
+  REQUIRE_FALSE(failing.passed);
+  const SeedReach none = pin_streams(free, failure_id(failing));
+  CHECK(none.failing_unpinned >= kReachHolds);
+  CHECK(none.failing == none.failing_unpinned);
+  CHECK(none.pinned.empty());
+  CHECK(free.streams.empty());
 }
