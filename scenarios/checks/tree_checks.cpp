@@ -175,6 +175,11 @@ bool restarts(supervision::RestartType t, const std::string& reason) {
 
 /// Per supervisor path: the most restarts its window held at once, over its intensity. Each
 /// incarnation counts afresh (a restarted supervisor starts with an empty window, as in OTP).
+/// A restart counts when a child that is restarted ends, and again at each retry after a
+/// restart that failed (OTP's try_again_restart adds to the window as a restart does: a
+/// `start_error` of an incarnation that has restarted before). A supervisor that reached its
+/// intensity peaks above 100 % whatever the window shows (issue 34: a child whose restarts fail
+/// made its root give up while the peak read 33 %).
 std::map<std::string, double> peaks_in_window(const CheckInput& in) {
   const TreeIndex tree(in.scenario);
   std::map<Pid, supervision::RestartIntensity> windows;
@@ -182,12 +187,22 @@ std::map<std::string, double> peaks_in_window(const CheckInput& in) {
   for (const auto& [path, t] : tree.all())
     if (t->kind == TreeNode::Kind::supervisor) peak[path] = 0;
   for (const TraceEvent& e : *in.events) {
-    if (e.kind != EventKind::system || e.name != ev::kChildTerminated) continue;
+    if (e.kind != EventKind::system) continue;
+    const bool ended = e.name == ev::kChildTerminated;
+    if (!ended && e.name != ev::kStartError && e.name != ev::kReachedMax) continue;
     const std::string sup(e.label.name.text());
     const TreeNode* s = tree.find(sup);
     if (s == nullptr || s->kind != TreeNode::Kind::supervisor || s->flags.intensity == 0) continue;
-    const TreeNode* child = tree.find_or_template(sup + "/" + e.text(keys::kId));
-    if (child == nullptr || !restarts(child->spec.restart, e.text(keys::kReason))) continue;
+    if (e.name == ev::kReachedMax) {
+      peak[sup] = std::max(peak[sup], (s->flags.intensity + 1.0) / s->flags.intensity);
+      continue;
+    }
+    if (ended) {
+      const TreeNode* child = tree.find_or_template(sup + "/" + e.text(keys::kId));
+      if (child == nullptr || !restarts(child->spec.restart, e.text(keys::kReason))) continue;
+    } else if (!windows.contains(e.pid)) {
+      continue;  // a child that failed to start in the supervisor's own init: no retry follows
+    }
     auto w = windows.try_emplace(e.pid, s->flags.intensity, s->flags.period, s->flags.window).first;
     w->second.add(e.time);
     const double now = static_cast<double>(w->second.in_window()) / s->flags.intensity;

@@ -291,3 +291,22 @@ TEST_CASE("witness: a failover too slow names the instant its leader lost the le
   CHECK(reports::format_witness(*c.witness).rfind("t=" + lost_at.substr(0, lost_at.find(' ')), 0) == 0);
   CHECK(!c.witness->processes.empty());
 }
+
+TEST_CASE("rule: intensity_headroom and intensity_peak count the retries after a failed restart - a root that gave up peaks over 100%", "[checks][intensity]") {
+  // The worker starts once; every restart's init fails. OTP retries (try_again_restart), each
+  // retry a restart, until the root's intensity is spent and it gives up (issue 34, item 2: the
+  // peak read 33 % and intensity_headroom passed).
+  for (const char* intensity : {"3", "1000000"}) {
+    const RunResult r = run_text(std::string("scenario: t\nduration: 3s\ntree:\n  root: {strategy: one_for_one, intensity: ") + intensity +
+                                 ", period: 5s}\n  children:\n    - {id: w, behaviour: idle, args: {init: [ok, error]}}\n"
+                                 "faults:\n  - {crash: /root/w, at: 1s}\n"
+                                 "checks:\n  - no_escalation\n  - {intensity_headroom: {of: /root, max: 100%}}\n");
+    INFO("intensity " << intensity);
+    REQUIRE_FALSE(check_named(r, "no_escalation").passed);  // the root gave up
+    const CheckResult& headroom = check_named(r, "intensity_headroom(/root)");
+    CHECK_FALSE(headroom.passed);
+    REQUIRE(headroom.margin);
+    CHECK(*headroom.margin < 0);
+    CHECK(r.metrics.at("intensity_peak(/root)").values.front() > 1.0);
+  }
+}
