@@ -69,7 +69,7 @@ std::string checks_table(const RunReport& r, const ReportSelection& written) {
   for (const CheckOutcome& c : r.checks) {
     const std::string witness = !c.passed && c.witness ? witness_cell(*c.witness, written) : std::string();
     out += fmt::format("<tr><td><code>{}</code></td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>\n",
-                       xml_escape(c.name), c.passed ? "ok" : "bad", c.passed ? "passed" : "FAILED",
+                       xml_escape(c.name), c.passed ? "ok" : "bad", !c.judged ? "not judged" : c.passed ? "passed" : "FAILED",
                        xml_escape(c.detail), witness);
   }
   return out + "</table>\n";

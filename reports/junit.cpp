@@ -32,6 +32,10 @@ std::string junit_xml(const RunReport& r) {
   out += "    </properties>\n";
   for (const CheckOutcome& c : r.checks) {
     out += fmt::format("    <testcase name=\"{}\" classname=\"{}\"", xml_escape(c.name), suite);
+    if (!c.judged) {  // nothing to judge: reported as skipped, with why
+      out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(c.detail));
+      continue;
+    }
     if (c.passed) {
       out += "/>\n";
       continue;

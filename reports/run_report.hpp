@@ -73,6 +73,7 @@ struct CheckOutcome {
   std::string kind{};                ///< a failure's kind (empty when it holds)
   std::vector<std::string> roles{};  ///< a failure's roles
   std::optional<double> margin{};    ///< the signed distance to failing, when the check measures one
+  bool judged = true;                ///< false: the run gave it nothing to judge (it holds; "not judged: ..." in detail)
 };
 
 /// A fault of the file: how often it acted and how often it was skipped.

@@ -127,6 +127,7 @@ std::string summary_json(const RunReport& r) {
   for (const CheckOutcome& c : r.checks) {
     Json check{{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}};
     if (!c.passed) check["kind"] = c.kind, check["roles"] = c.roles;
+    if (!c.judged) check["judged"] = false;  // it holds: the run gave it nothing to judge
     if (c.margin) check["margin"] = *c.margin;
     if (c.witness)
       check["witness"] = {{"t_ns", c.witness->t_ns}, {"event", c.witness->event}, {"processes", c.witness->processes},

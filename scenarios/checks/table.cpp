@@ -31,6 +31,13 @@ Verdict tagged(Verdict v, std::string kind, std::vector<std::string> roles, std:
   return v;
 }
 
+/// A verdict on a run that gave the check nothing to judge: it holds, and says so.
+Verdict not_judged(const std::string& why) {
+  Verdict v{true, "not judged: " + why};
+  v.judged = false;
+  return v;
+}
+
 /// How close the roots came to giving up: 1 - the highest root's restarts in its window over its
 /// intensity (0 at the edge: one restart more and it gives up). None when no root supervisor
 /// counts restarts.
@@ -302,9 +309,9 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   if (!within)
     d = fmt::format("{} event{} lost beyond the bound (at most {}): {}; {}", beyond, beyond == 1 ? "" : "s", *bound.max,
                     join(named), d);
-  Verdict v{k.ok() && k.accepted > 0 && within, d};
+  if (k.ok() && k.accepted == 0) return not_judged("the ingest server accepted nothing: " + d);
+  Verdict v{k.ok() && within, d};
   if (!k.ok()) v.kind = "violation", v.margin = -1.0;
-  else if (k.accepted == 0) v.kind = "nothing_accepted";
   else if (!within) v.kind = "lost_over_bound";
   if (bound.max && k.ok()) v.margin = (static_cast<double>(*bound.max - beyond) + 0.5) / static_cast<double>(*bound.max + 1);
   if (within) return v;
@@ -350,10 +357,16 @@ CheckJudge conservation(Args& a) {
     const bool lines = k.emitted.count > 0;
     const bool ingest = properties::has_ingest(*in.events);
     if (!lines && !ingest)
-      return tagged(Verdict{false, "nothing to conserve: no pipeline line was emitted and no ingest event accepted"}, "nothing_to_conserve", {});
+      return not_judged("nothing to conserve: no pipeline line was emitted and no ingest event accepted");
     Verdict v{true, ""};
-    for (const Verdict& part : {lines ? pipeline_conservation(k, bound) : Verdict{true, ""},
-                                ingest ? ingest_conservation(*in.events, bound) : Verdict{true, ""}}) {
+    v.judged = false;  // judged when either part is
+    for (const Verdict& part : {lines ? pipeline_conservation(k, bound) : not_judged(""),
+                                ingest ? ingest_conservation(*in.events, bound) : not_judged("")}) {
+      v.judged = v.judged || part.judged;
+      if (!part.judged) {
+        if (part.detail != not_judged("").detail) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;  // a part the run has, with why
+        continue;
+      }
       v.passed = v.passed && part.passed;
       if (!part.detail.empty()) v.detail += (v.detail.empty() ? "" : " | ") + part.detail;
       if (!v.witness && part.witness) v.witness = part.witness;
@@ -408,7 +421,7 @@ CheckJudge drained(Args& a) {
       out.push_back(fmt::format("{} still running {} after SIGTERM", node.text(), format_duration(in.end - t)));
       if (kind.empty()) kind = "still_running", roles = {std::string(node.text())};
     }
-    if (!any && since.empty()) return tagged(Verdict{false, "no task was sent SIGTERM (stop_task)"}, "no_sigterm", {});
+    if (!any && since.empty()) return not_judged("no task was sent SIGTERM (stop_task)");
     return tagged(Verdict{ok, join(out, 10) + (within ? fmt::format(" (within {})", format_duration(*within)) : ""), first_bad},
                   kind, roles, margin);
   };

@@ -60,6 +60,11 @@ struct Verdict {
   /// with that much room, at 0 it is at the edge, below 0 it failed by that much. None: the
   /// check measures no distance (a guided search is then steered by coverage alone).
   std::optional<double> margin{};
+  /// False: the run gave the check nothing to judge (no task was sent SIGTERM for `drained`,
+  /// nothing was emitted or accepted for `conservation`). Such a verdict holds (`passed`), says
+  /// "not judged: ..." in its detail, and counts as not judged in a sweep's coverage: a scenario
+  /// whose stop is random would otherwise fail a correct system for want of a stop (issue 34).
+  bool judged = true;
 };
 
 /// A witness at trace event `e` (its time and index), about `processes`.
@@ -95,6 +100,7 @@ struct CheckResult {
   std::string kind{};                ///< a failure's kind (Verdict::kind; the check's name when it gives none); empty when it holds
   std::vector<std::string> roles{};  ///< Verdict::roles
   std::optional<double> margin{};    ///< Verdict::margin
+  bool judged = true;                ///< Verdict::judged: false when the run gave it nothing to judge (it holds)
 };
 
 /// What makes two failures the same bug: the check (its title, arguments' paths included), the

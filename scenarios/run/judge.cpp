@@ -95,7 +95,8 @@ std::vector<CheckResult> run_checks(const std::vector<CheckDecl>& checks, const 
     } else {
       try {
         Verdict v = judge(in);
-        res.passed = v.passed;
+        res.passed = v.passed || !v.judged;
+        res.judged = v.judged;
         res.detail = std::move(v.detail);
         res.witness = std::move(v.witness);
         // A margin on the verdict's side of 0, whatever the judge computed: a holding check at least

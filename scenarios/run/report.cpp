@@ -125,7 +125,7 @@ reports::RunReport make_report(const Scenario& s, const RunResult& r, const std:
   rep.trace_hash = r.trace_hash;
   rep.passed = r.passed;
   rep.stopped = r.stopped;
-  for (const CheckResult& c : r.checks) rep.checks.push_back({c.name, c.passed, c.detail, c.witness, c.kind, c.roles, c.margin});
+  for (const CheckResult& c : r.checks) rep.checks.push_back({c.name, c.passed, c.detail, c.witness, c.kind, c.roles, c.margin, c.judged});
   rep.metrics = r.metrics;
   for (const faults::Injector::Tally& f : r.faults) {
     rep.faults.push_back({f.name, f.kind, f.injected, f.skipped});

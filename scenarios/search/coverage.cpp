@@ -130,7 +130,8 @@ void record_coverage(const Scenario& s, const RunResult& run, SeedResult& r) {
   }
   for (const auto& [name, c] : run.buggify) r.buggify[name] = PointUse{c.evaluated, c.fired};
   r.reached = outcomes_reached(s, run);
-  for (const CheckResult& c : run.checks) r.judged.push_back(c.name);
+  for (const CheckResult& c : run.checks)
+    if (c.judged) r.judged.push_back(c.name);  // a check the run gave nothing to judge counts as not judged
 }
 
 Coverage::Coverage(const Scenario& s, const Registry& registry) {

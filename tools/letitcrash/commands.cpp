@@ -21,7 +21,7 @@ using scenarios::Scenario;
 
 void print_checks(const scenarios::RunResult& r, const std::string& reproduce) {
   for (const scenarios::CheckResult& c : r.checks) {
-    fmt::print("  {} {:<28} {}\n", c.passed ? "PASS" : "FAIL", c.name, c.detail);
+    fmt::print("  {} {:<28} {}\n", !c.judged ? "SKIP" : c.passed ? "PASS" : "FAIL", c.name, c.detail);
     if (!c.passed && c.witness) fmt::print("       witness: {}\n", reports::format_witness(*c.witness));
     if (!c.passed) fmt::print("       reproduce: {}\n", reproduce);
   }
@@ -49,8 +49,10 @@ void print_run(const Scenario& s, const scenarios::RunResult& r, const RunArgs& 
     }
     fmt::print("  metrics: {}\n", line);
   }
-  const auto passed = std::count_if(r.checks.begin(), r.checks.end(), [](const auto& c) { return c.passed; });
-  fmt::print("verdict: {} ({}/{} checks hold)\n", r.passed ? "PASS" : "FAIL", passed, r.checks.size());
+  const auto passed = std::count_if(r.checks.begin(), r.checks.end(), [](const auto& c) { return c.passed && c.judged; });
+  const auto skipped = std::count_if(r.checks.begin(), r.checks.end(), [](const auto& c) { return !c.judged; });
+  fmt::print("verdict: {} ({}/{} checks hold{})\n", r.passed ? "PASS" : "FAIL", passed, r.checks.size() - static_cast<std::size_t>(skipped),
+             skipped == 0 ? std::string() : fmt::format(", {} not judged", skipped));
   // The page when the file's `reports:` lets it be written; else the folder (manifest.json
   // always lists what is there).
   if (!a.out_dir.empty()) fmt::print("reports: {}{}\n", a.out_dir, s.reports.html ? "/index.html" : "/");
