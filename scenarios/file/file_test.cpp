@@ -282,6 +282,23 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
   return f;
 }
 
+/// Pinned streams (in key order, as the reader keeps them): of a tree path, a fault, a link, the tie-break.
+void gen_streams(Scenario& s, const Paths& paths, const std::vector<std::string>& nodes) {
+  std::set<std::string> keys;
+  for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
+    const int kind = *rc::gen::inRange(0, 4);
+    if (kind == 0) keys.insert("process " + *rc::gen::elementOf(paths.all));
+    if (kind == 1 && !s.faults.empty()) {
+      const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.faults.size());
+      keys.insert("fault " + (s.faults[k].name.empty() ? std::string(faults::to_string(s.faults[k].kind)) + "#" + std::to_string(k)
+                                                       : s.faults[k].name));
+    }
+    if (kind == 2 && !nodes.empty()) keys.insert("link " + *rc::gen::elementOf(nodes) + " " + *rc::gen::elementOf(nodes));
+    if (kind == 3) keys.insert("tie-break");
+  }
+  for (const std::string& k : keys) s.streams.push_back(StreamPin{k, *rc::gen::arbitrary<std::uint64_t>(), {}});
+}
+
 Scenario gen_scenario() {
   Scenario s;
   s.name = *rc::gen::element<std::string>("mini", "partition_and_heal", "x");
@@ -341,20 +358,7 @@ Scenario gen_scenario() {
                           *rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>(),
                           *rc::gen::arbitrary<bool>()};
   }
-  // Pinned streams (in key order, as the reader keeps them): of a tree path, a fault, a link, the tie-break.
-  std::set<std::string> keys;
-  for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
-    const int kind = *rc::gen::inRange(0, 4);
-    if (kind == 0) keys.insert("process " + *rc::gen::elementOf(paths.all));
-    if (kind == 1 && !s.faults.empty()) {
-      const std::size_t k = *rc::gen::inRange<std::size_t>(0, s.faults.size());
-      keys.insert("fault " + (s.faults[k].name.empty() ? std::string(faults::to_string(s.faults[k].kind)) + "#" + std::to_string(k)
-                                                       : s.faults[k].name));
-    }
-    if (kind == 2 && !nodes.empty()) keys.insert("link " + *rc::gen::elementOf(nodes) + " " + *rc::gen::elementOf(nodes));
-    if (kind == 3) keys.insert("tie-break");
-  }
-  for (const std::string& k : keys) s.streams.push_back(StreamPin{k, *rc::gen::arbitrary<std::uint64_t>(), {}});
+  gen_streams(s, paths, nodes);
   return s;
 }
 
