@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <system_error>
@@ -104,6 +106,23 @@ void print_result(const ShrinkResult& r, const ShrinkArgs& a) {
   fmt::print("still fails: {} {}\n", r.failure.name, r.failure.detail);
 }
 
+/// Why the shrunk file could not be written at `out` (empty: it can): a folder there, or a
+/// folder it would go in that cannot be made or written, found by making it (as the writer
+/// would) and a probe file in it (issue 34: this failed only after the whole search).
+std::string unwritable(const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) return "is a folder: give the path of a file";
+  const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec) && !fs::create_directories(dir, ec) && ec) return "cannot make the folder " + dir.string() + ": " + ec.message();
+  std::string probe = (dir / ".letitcrash-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) return "cannot write in " + dir.string() + ": " + std::strerror(errno);
+  close(fd);
+  fs::remove(probe, ec);
+  return {};
+}
+
 /// The options the library gets: the budget, and the clock the library never reads.
 scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, ProgressLine& line) {
   scenarios::ShrinkOptions o;
@@ -166,6 +185,10 @@ int shrink_command(const Invocation& cli, const ShrinkArgs& a) {
   std::error_code ec;
   if (std::filesystem::equivalent(out, a.file, ec)) {
     std::fprintf(stderr, "shrink: --out %s is the file being shrunk: give another path\n", scenarios::printable(out).c_str());
+    return 2;
+  }
+  if (const std::string why = unwritable(out); !why.empty()) {  // before the search, not after it
+    std::fprintf(stderr, "shrink: --out %s: %s\n", scenarios::printable(out).c_str(), why.c_str());
     return 2;
   }
   fmt::print("shrink: {} ({}), seed {}, tie-break {}\n", s->name, a.file, a.seed.value_or(s->seed),
