@@ -1106,6 +1106,20 @@ void read_section(Reader& rd, const Entry& e, Scenario& s, Seen& seen, const Reg
   }
 }
 
+/// A quoted value with no closing quote runs on to the end of the file (YAML folds the lines
+/// into it), taking `tree:` in: said at that value, rather than "needs a tree" (issue 34).
+bool swallowed_tree(Reader& rd, const YAML::Node& doc) {
+  if (!doc.IsMap()) return false;
+  for (const auto& kv : doc) {
+    if (!kv.second.IsScalar()) continue;
+    const std::string& v = kv.second.Scalar();
+    if (v.find("tree:") == std::string::npos && v.find("trees:") == std::string::npos) continue;
+    rd.error(kv.second, "this value runs on past its line and takes in `tree:` and what follows: is its closing quote missing?");
+    return true;
+  }
+  return false;
+}
+
 void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registry& registry) {
   Seen seen;
   for (const Entry& e : rd.entries(doc, "the scenario",
@@ -1115,7 +1129,7 @@ void read_scenario(Reader& rd, const YAML::Node& doc, Scenario& s, const Registr
     read_section(rd, e, s, seen, registry);
   if (!doc.IsMap()) return;
   if (!seen.named) rd.error(doc, "the scenario needs a name (`scenario: my_name`)");
-  if (!seen.have_tree) rd.error(doc, "the scenario needs a `tree` (or `trees`)");
+  if (!seen.have_tree && !swallowed_tree(rd, doc)) rd.error(doc, "the scenario needs a `tree` (or `trees`)");
   if (seen.have_duration && s.duration <= Duration::zero())
     rd.error(seen.duration, "the chaos phase (`duration`) must be more than 0");
 }
