@@ -122,6 +122,12 @@ resume)
   run 1 again.log sweep "$flaky" --seeds 1..60 --jobs 2 --out part.jsonl
   says again.log "^resuming: 60 of 60 seeds already done"
   same_results full.jsonl part.jsonl
+  # A whole last line that is not a result is a mistake, not a torn line: exit 2, the file kept.
+  { head -n 6 full.jsonl; echo '{"seed": "not a number"}'; } >bad.jsonl
+  cp bad.jsonl bad.kept
+  run 2 bad.log sweep "$flaky" --seeds 1..60 --jobs 2 --out bad.jsonl
+  says bad.log "bad.jsonl:7: not a seed result line"
+  cmp bad.jsonl bad.kept || fail "a refused resume changed the results file"
   ;;
 other-sweep)
   run 1 first.log sweep "$flaky" --seeds 1..10 --out r.jsonl

@@ -261,7 +261,10 @@ std::optional<SeedResult> ResultsReader::next() {
   const Json j = whole ? Json::parse(text, nullptr, false) : Json();
   std::optional<SeedResult> r = whole && !j.is_discarded() ? read_result(j) : std::nullopt;
   if (r) r->line = text + "\n";
-  if (!r && (!whole || in_.peek() == std::char_traits<char>::eof())) torn_at_ = offset_;
+  // Torn: a last line with no newline, cut short as the sweep stopped (the writer writes a line
+  // and its newline at once). A whole line that does not read is a mistake, last or not: it is
+  // said, never dropped (issue 34: it was called torn, and a resume cut it off the file).
+  if (!r && !whole) torn_at_ = offset_;
   else if (!r) error_ = fmt::format("{}:{}: not a seed result line", path_, line_);
   offset_ += text.size() + 1;
   return r;
