@@ -9,6 +9,7 @@
 #include "properties/conservation.hpp"
 #include "properties/ingest_conservation.hpp"
 #include "scenarios/checks/model.hpp"
+#include "scenarios/run/events.hpp"
 #include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
 
@@ -101,10 +102,16 @@ const TraceEvent* last_exit(const EventLog& log, const std::string& path, bool a
 
 /// How a root that is gone at the end ended (a start that failed, an exit from outside), from
 /// its last exit in the trace.
+/// A root the script stopped, killed or made exit is said so, with the step (issue 34: a
+/// scripted `stop: /root` read as if the tree had failed on its own).
 std::string root_end(const CheckInput& in, const std::string& root) {
   std::string how = root + " is gone";
+  std::string step;  // the last script step aimed at the root
   for (const TraceEvent& e : *in.events) {
-    if (e.kind == EventKind::exit && e.label.name.text() == root) how = root + " is gone: it ended " + to_string(e.reason);
+    if (e.kind == EventKind::system && e.name == run_events::kScriptStep && e.text(run_events::kTarget) == root)
+      step = fmt::format("the script's step `{}: {}` at {}", e.text(run_events::kOp), root, format_time(e.time));
+    if (e.kind == EventKind::exit && e.label.name.text() == root)
+      how = root + " is gone: it ended " + to_string(e.reason) + (step.empty() ? "" : " after " + step + ", not by giving up");
   }
   return how;
 }

@@ -310,3 +310,14 @@ TEST_CASE("rule: intensity_headroom and intensity_peak count the retries after a
     CHECK(r.metrics.at("intensity_peak(/root)").values.front() > 1.0);
   }
 }
+
+TEST_CASE("rule: no_escalation names the script step that took a root down - not a tree that gave up", "[checks]") {
+  // Issue 34, item 7: a scripted `stop: /root, reason: normal` read "/root is gone: it ended
+  // normal; no supervisor reached its restart intensity", as if the tree had failed by itself.
+  const RunResult r = run_text("scenario: t\nduration: 3s\ntree:\n  root: {strategy: one_for_one}\n  children: [{id: a, behaviour: idle}]\n"
+                               "script:\n  - {at: 1s, stop: /root, reason: normal}\nchecks: [no_escalation]\n");
+  const CheckResult& c = check_named(r, "no_escalation");
+  CHECK_FALSE(c.passed);
+  CHECK(c.kind == "root_gone");
+  CHECK(c.detail.find("/root is gone: it ended normal after the script's step `stop: /root` at 1s, not by giving up") != std::string::npos);
+}
