@@ -300,6 +300,14 @@ class Validator {
                    "): it would never act");
     if (f.until && f.mtbf && *f.until <= Time{})
       error(m, "`until` " + format_time(*f.until) + " ends this fault before the run starts: it would never act");
+    // A swarm range of `at` reaching past the run's end: the seeds that draw past it never act
+    // (issue 34: they were accepted in silence).
+    for (const faults::KnobRange& r : f.ranges) {
+      const DurationParse hi = parse_duration(r.hi);
+      if (r.key == "at" && hi.ok && Time{} + hi.value > end)
+        error(m, "`at: " + r.lo + ".." + r.hi + "` reaches past the run's end (at " + format_time(end) +
+                     "): a seed that draws past it never acts; end the range by " + format_time(end));
+    }
   }
 
   /// A registered name with a '/' in it is a path without its leading '/': nothing registers such
