@@ -62,8 +62,15 @@ class Reach {
   std::size_t runs_ = 0;
 };
 
-/// The keys a scenario file can pin (a process without a tree path, the script's, cannot be).
-bool pinnable(const std::string& key) { return key.rfind("process ", 0) != 0 || (key.size() > 8 && key[8] == '/'); }
+/// The keys a scenario file can pin, as the reader takes them: a process's by its tree path (not
+/// the script's, nor one without a label), and no name with a space in it, which would not read
+/// back as one key.
+bool pinnable(const std::string& key) {
+  const auto words = 1 + std::count(key.begin(), key.end(), ' ');
+  if (key.rfind("process ", 0) == 0) return words == 2 && key.size() > 8 && key[8] == '/';
+  if (key.rfind("link ", 0) == 0) return words == 3;
+  return key == "tie-break" || words == 2;
+}
 
 /// The streams a run of `s` at its own seed draws from.
 std::vector<std::string> streams_drawn(const Scenario& s, const ReachOptions& o) {
