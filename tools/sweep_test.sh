@@ -185,6 +185,10 @@ merge-errors)
   ! grep -q $'\x1b' esc.log || fail "merge printed a raw escape byte from a results file"
   ! grep -q '^verdict: PASS' esc.log || fail "merge printed a forged verdict line from a results file"
   says esc.log '\\x1B\[2J\\x0Averdict: PASS\\x0Arestarts'
+  # A line naming 300,000 metrics (no sweep writes one) is refused at once: it took minutes.
+  python3 -c 'import json,sys; l=open(sys.argv[1]).read().splitlines(); d=json.loads(l[1]); d["metrics"]={"m%d"%i:1.0 for i in range(300000)}; open(sys.argv[2],"w").write(l[0]+"\n"+json.dumps(d)+"\n")' s1.jsonl many.jsonl
+  run 2 many.log merge mm.jsonl many.jsonl
+  says many.log "many.jsonl:2: names 300000 metrics, more than the 10000 a seed result may hold"
   ;;
 folder)
   # --out DIR: results.jsonl and the pages in a folder (created with its parents), resumed as a

@@ -20,7 +20,14 @@ namespace lic::scenarios {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = nlohmann::ordered_json;  // written: the keys in the order a person reads them
+// Read: keys in a std::map. An ordered_json object finds a key by a linear search, so a line of
+// n keys took n^2 to parse (300,000 metric names: minutes; issue 34); a merge writes each line
+// back as it was read, so nothing needs the order.
+using In = nlohmann::json;
+
+/// The most metrics a seed result line may name.
+constexpr std::size_t kMaxLineMetrics = 10000;
 
 /// One line of the file: compact, and never throwing on text that is not UTF-8 (a path, an
 /// exception's message).
@@ -42,7 +49,7 @@ Json header_json(const SweepHeader& h) {
   return j;
 }
 
-std::optional<SweepHeader> read_header(const Json& j) {
+std::optional<SweepHeader> read_header(const In& j) {
   if (!j.is_object() || j.value("kind", "") != "letitcrash_sweep") return std::nullopt;
   for (const char* k : {"scenario", "file", "seeds", "shard", "tie_break", "scenario_hash"})
     if (!j.contains(k) || !j[k].is_string()) return std::nullopt;
@@ -67,19 +74,19 @@ Json swarm_json(const SwarmChoice& c) {
   return {{"on", c.on}, {"off", c.off}, {"knobs", knobs}, {"tie_break", std::string(to_string(c.tie_break))}, {"buggify", c.buggify}};
 }
 
-bool strings(const Json& j, std::vector<std::string>& out) {
+bool strings(const In& j, std::vector<std::string>& out) {
   if (!j.is_array()) return false;
-  for (const Json& x : j) {
+  for (const In& x : j) {
     if (!x.is_string()) return false;
     out.push_back(x.get<std::string>());
   }
   return true;
 }
 
-std::optional<SwarmChoice> read_swarm(const Json& j) {
+std::optional<SwarmChoice> read_swarm(const In& j) {
   SwarmChoice c;
-  if (!j.is_object() || !strings(j.value("on", Json()), c.on) || !strings(j.value("off", Json()), c.off) ||
-      !strings(j.value("buggify", Json()), c.buggify) || !j.contains("knobs") || !j["knobs"].is_object() ||
+  if (!j.is_object() || !strings(j.value("on", In()), c.on) || !strings(j.value("off", In()), c.off) ||
+      !strings(j.value("buggify", In()), c.buggify) || !j.contains("knobs") || !j["knobs"].is_object() ||
       !parse_tie_break(j.value("tie_break", ""), c.tie_break))
     return std::nullopt;
   for (const auto& [k, v] : j["knobs"].items()) {
@@ -89,9 +96,9 @@ std::optional<SwarmChoice> read_swarm(const Json& j) {
   return c;
 }
 
-bool read_faults_used(const Json& j, std::vector<FaultUse>& out) {
+bool read_faults_used(const In& j, std::vector<FaultUse>& out) {
   if (!j.is_array()) return false;
-  for (const Json& f : j) {
+  for (const In& f : j) {
     if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("on") || !f["on"].is_boolean() ||
         !f.contains("injected") || !f["injected"].is_number_unsigned() || !f.contains("skipped") || !f["skipped"].is_number_unsigned())
       return false;
@@ -100,7 +107,7 @@ bool read_faults_used(const Json& j, std::vector<FaultUse>& out) {
   return true;
 }
 
-bool read_points(const Json& j, std::map<std::string, PointUse>& out) {
+bool read_points(const In& j, std::map<std::string, PointUse>& out) {
   if (!j.is_object()) return false;
   for (const auto& [name, p] : j.items()) {
     if (!p.is_object() || !p.contains("asked") || !p["asked"].is_number_unsigned() || !p.contains("fired") || !p["fired"].is_number_unsigned())
@@ -111,7 +118,7 @@ bool read_points(const Json& j, std::map<std::string, PointUse>& out) {
 }
 
 /// `witnesses`: {check: {t_ns, event, processes, why}} (lines written before it have none).
-bool read_witnesses(const Json& j, std::map<std::string, reports::Witness>& out) {
+bool read_witnesses(const In& j, std::map<std::string, reports::Witness>& out) {
   if (!j.is_object()) return false;
   for (const auto& [name, w] : j.items()) {
     reports::Witness x;
@@ -133,7 +140,7 @@ Json witness_json(const reports::Witness& w) {
 
 /// What the run exercised (its swarm choice and coverage): each optional, as lines written
 /// before they existed have none of them.
-bool read_exercised(const Json& j, SeedResult& r) {
+bool read_exercised(const In& j, SeedResult& r) {
   if (j.contains("swarm") && !j["swarm"].is_null() && !(r.swarm = read_swarm(j["swarm"]))) return false;
   if (j.contains("faults") && !read_faults_used(j["faults"], r.faults)) return false;
   if (j.contains("buggify") && !read_points(j["buggify"], r.buggify)) return false;
@@ -141,12 +148,12 @@ bool read_exercised(const Json& j, SeedResult& r) {
   return !j.contains("judged") || strings(j["judged"], r.judged);
 }
 
-std::optional<SeedResult> read_result(const Json& j) {
+std::optional<SeedResult> read_result(const In& j) {
   if (!j.is_object()) return std::nullopt;
-  const auto has = [&](const char* k, bool (Json::*is)() const noexcept) { return j.contains(k) && (j[k].*is)(); };
-  if (!has("seed", &Json::is_number_unsigned) || !has("passed", &Json::is_boolean) ||
-      !has("trace_hash", &Json::is_string) || !has("events", &Json::is_number_unsigned) ||
-      !has("virtual_time_ns", &Json::is_number_integer) || !has("failed", &Json::is_array) ||
+  const auto has = [&](const char* k, bool (In::*is)() const noexcept) { return j.contains(k) && (j[k].*is)(); };
+  if (!has("seed", &In::is_number_unsigned) || !has("passed", &In::is_boolean) ||
+      !has("trace_hash", &In::is_string) || !has("events", &In::is_number_unsigned) ||
+      !has("virtual_time_ns", &In::is_number_integer) || !has("failed", &In::is_array) ||
       !j.contains("determinism") || !(j["determinism"].is_null() || j["determinism"].is_string()))
     return std::nullopt;
   SeedResult r;
@@ -155,7 +162,7 @@ std::optional<SeedResult> read_result(const Json& j) {
   r.trace_hash = j["trace_hash"].get<std::string>();
   r.events = j["events"].get<std::uint64_t>();
   r.virtual_time_ns = j["virtual_time_ns"].get<std::int64_t>();
-  for (const Json& f : j["failed"]) {
+  for (const In& f : j["failed"]) {
     if (!f.is_string()) return std::nullopt;
     r.failed.push_back(f.get<std::string>());
   }
@@ -246,7 +253,7 @@ ResultsReader::ResultsReader(std::string path) : path_(std::move(path)), in_(pat
   std::string line;
   if (!std::getline(in_, line)) return;  // empty: a sweep can start it
   empty_ = false;
-  const Json j = Json::parse(line, nullptr, false);
+  const In j = In::parse(line, nullptr, false);
   const std::optional<SweepHeader> h = in_.eof() || j.is_discarded() ? std::nullopt : read_header(j);
   if (!h) error_ = fmt::format("{}:1: not a sweep results file (its first line is the header `sweep --out` writes)", path_);
   else header_ = *h;
@@ -258,7 +265,14 @@ std::optional<SeedResult> ResultsReader::next() {
   if (!error_.empty() || empty_ || !std::getline(in_, text)) return std::nullopt;
   ++line_;
   const bool whole = !in_.eof();
-  const Json j = whole ? Json::parse(text, nullptr, false) : Json();
+  const In j = whole ? In::parse(text, nullptr, false) : In();
+  // A run reports tens of metrics; a line with more than kMaxLineMetrics is not one a sweep wrote,
+  // and the pages and summaries built from it would take minutes (issue 34).
+  if (whole && j.is_object() && j.contains("metrics") && j["metrics"].is_object() && j["metrics"].size() > kMaxLineMetrics) {
+    error_ = fmt::format("{}:{}: names {} metrics, more than the {} a seed result may hold", path_, line_, j["metrics"].size(),
+                         kMaxLineMetrics);
+    return std::nullopt;
+  }
   std::optional<SeedResult> r = whole && !j.is_discarded() ? read_result(j) : std::nullopt;
   if (r) r->line = text + "\n";
   // Torn: a last line with no newline, cut short as the sweep stopped (the writer writes a line
