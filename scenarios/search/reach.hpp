@@ -29,14 +29,15 @@ struct SeedReach {
   std::size_t failing_unpinned = 0;  ///< the same before any pin (equal to `failing` when none was needed)
   std::vector<std::string> pinned;   ///< the stream keys pinned to the file's seed, in key order
   std::vector<std::string> drawn;    ///< every pinnable stream the run at its seed drew from, in key order
-  std::size_t runs = 0;              ///< runs it took
+  std::size_t runs = 0;              ///< runs it took, a seed range counted as 100 even when it stopped early
   bool stopped = false;              ///< `stop` ended the search for pins before it was done
 };
 
 struct ReachOptions {
   const Registry* registry = nullptr;  ///< null: Registry::builtin()
   Budgets budgets{};                   ///< each run's
-  /// Runs at most to find the pins (the count with and without them is not bounded by it).
+  /// Runs at most to find the pins, each try of 1..100 counted as 100 (the count with and without
+  /// them is not bounded by it).
   std::size_t max_runs = 5000;
   /// Asked between candidates; true ends the search for pins with what it has.
   std::function<bool()> stop{};
