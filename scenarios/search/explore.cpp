@@ -305,37 +305,4 @@ ExploreResult Explorer::run() {
 
 ExploreResult explore(const Scenario& s, const ExploreOptions& o) { return Explorer(s, o).run(); }
 
-std::vector<std::uint64_t> seeds_failing_so(const Scenario& s, const FailureId& id, std::uint64_t first, std::uint64_t last,
-                                            const Registry* registry, const Budgets& budgets, unsigned jobs) {
-  if (last < first) return {};
-  const std::uint64_t n = last - first + 1;
-  std::vector<char> fails(n, 0);
-  std::atomic<std::uint64_t> next{0};
-  const auto work = [&] {
-    for (std::uint64_t i = next++; i < n; i = next++) {
-      RunOptions ro;
-      ro.seed = first + i;
-      ro.registry = registry;
-      ro.budgets = budgets;
-      ro.partial_on_budget = true;
-      try {
-        const RunResult r = scenarios::run(s, ro);
-        for (const CheckResult& c : r.checks) fails[i] = fails[i] != 0 || (!c.passed && failure_id(c) == id) ? 1 : 0;
-      } catch (const std::exception&) {
-        // a seed the runner refuses does not fail the same way
-      }
-    }
-  };
-  {
-    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < std::min<std::uint64_t>(jobs == 0 ? cores : jobs, n); ++t) pool.emplace_back(work);
-    work();
-  }
-  std::vector<std::uint64_t> out;
-  for (std::uint64_t i = 0; i < n; ++i)
-    if (fails[i] != 0) out.push_back(first + i);
-  return out;
-}
-
 }  // namespace lic::scenarios

@@ -113,11 +113,4 @@ struct ExploreResult {
 /// Explores `s` (validated, with at least one check).
 ExploreResult explore(const Scenario& s, const ExploreOptions& o = {});
 
-/// The seeds of first..last (both included) on which `s` fails with identity `id`: how far a
-/// reproducer holds beyond its own seed (a shrunk file's header says it). Runs on `jobs` threads
-/// (0: one per core); the answer does not depend on them.
-std::vector<std::uint64_t> seeds_failing_so(const Scenario& s, const FailureId& id, std::uint64_t first, std::uint64_t last,
-                                            const Registry* registry = nullptr, const Budgets& budgets = {}, unsigned jobs = 0);
-
-
 }  // namespace lic::scenarios
