@@ -31,7 +31,11 @@ bool Context::node_up(Atom node) const { return sim_->node_up(node); }
 Disk& Context::disk() const { return sim_->disk(node()); }
 
 bool Context::buggify(std::string_view name, std::optional<Ratio> fire) {
-  const Rng root = sim_->streams_watched() ? sim_->stream_root("buggify " + std::string(name)) : sim_->rng();
+  // Its stream only when the point can fire: an off point draws nothing, so it is not one a
+  // shrunk file would pin.
+  const Buggify& b = sim_->buggify();
+  const bool draws = b.chaos() && b.enabled(name);
+  const Rng root = draws && sim_->streams_watched() ? sim_->stream_root("buggify " + std::string(name)) : sim_->rng();
   if (!sim_->buggify().ask(root, name, fire)) return false;
   emit(fault_events::kBuggify, {{keys::kPoint, std::string(name)}});
   return true;
