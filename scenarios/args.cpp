@@ -106,7 +106,30 @@ bool parse_init_result(const std::string& text, InitResult& out, std::string& er
   return parse_value(text, out, error);
 }
 
+std::vector<std::string> choices_of(const std::string& type) {
+  std::vector<std::string> words;
+  if (type.find('|') == std::string::npos) return words;
+  for (std::size_t i = 0; i <= type.size();) {
+    const std::size_t j = std::min(type.find('|', i), type.size());
+    words.push_back(type.substr(i, j - i));
+    i = j + 1;
+  }
+  return words;
+}
+
+namespace {
+
+/// Why `text` is not one of `words` ("" when it is one), with the nearest as "did you mean".
+std::string not_one_of(const std::vector<std::string>& words, const std::string& text) {
+  if (std::find(words.begin(), words.end(), text) != words.end()) return {};
+  const std::string near = closest_name(text, words);
+  return "'" + text + "' is not one of " + joined(words) + (near.empty() ? "" : " (did you mean '" + near + "'?)");
+}
+
+}  // namespace
+
 std::string check_value(const std::string& type, const std::string& text) {
+  if (const std::vector<std::string> words = choices_of(type); !words.empty()) return not_one_of(words, text);
   std::string error;
   const auto reads = [&](auto v) { return parse_value(text, v, error); };
   bool ok = true;
@@ -161,6 +184,18 @@ std::vector<std::string> Args::words(std::string_view name) {
   if (a.required()) add(at_, owner_ + " needs argument '" + a.name + "' (" + a.type + ": " + a.help + ")");
   if (a.fallback.empty()) return {};
   return {a.fallback};
+}
+
+std::string Args::choice(std::string_view name) {
+  auto it = std::find_if(schema_.begin(), schema_.end(), [&](const ArgInfo& a) { return a.name == name; });
+  assert(it != schema_.end() && !choices_of(it->type).empty());  // a bug in the caller, not in the file
+  const std::string* t = text_of(*it);
+  if (t == nullptr) return {};
+  if (const std::string why = not_one_of(choices_of(it->type), *t); !why.empty()) {
+    invalid(name, why);
+    return {};
+  }
+  return *t;
 }
 
 std::vector<InitResult> Args::init_results(std::string_view name) {

@@ -22,7 +22,9 @@ struct ArgInfo {
   /// What a value is, and how Args reads it: "duration" (250ms), "ratio" (2%), "int", "bool",
   /// "string", "reason" (an exit reason), "init results" (ok | ignore | error | error:W |
   /// stop:R, one or a list), "path" (a tree path: validate checks it names something in the
-  /// tree), "list" (a list of words, or one word).
+  /// tree), "list" (a list of words, or one word), or one of a few words, written with `|`
+  /// between them ("immediate|backoff", read with Args::choice; another word is refused with
+  /// "did you mean").
   std::string type;
   /// The default, as a file would write it. Empty: the argument is required (unless optional).
   std::string fallback;
@@ -37,8 +39,11 @@ struct ArgInfo {
   bool required() const { return fallback.empty() && !optional; }
 };
 
-/// The argument types Args reads.
+/// The argument types Args reads (besides the "a|b|c" choices).
 const std::vector<std::string>& arg_types();
+/// The words of a "one of" type ("immediate|backoff": immediate, backoff); empty for any other
+/// type.
+std::vector<std::string> choices_of(const std::string& type);
 
 /// Reads the arguments given to one behaviour or check against its schema. Every mistake is
 /// appended to `errors` at its mark and the reading goes on (a zero value stands in), so one
@@ -72,6 +77,8 @@ class Args {
   std::vector<InitResult> init_results(std::string_view name);
   /// A "list" argument: its words (one word reads as a list of one).
   std::vector<std::string> words(std::string_view name);
+  /// A "one of" argument (type "a|b|c"): the word given, one of those.
+  std::string choice(std::string_view name);
 
   /// Whether the file gave the argument (an optional one is absent otherwise).
   bool given(std::string_view name) const;

@@ -16,9 +16,16 @@ void check_schema(const std::string& what, const std::string& name, const std::v
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgInfo& a = args[i];
     if (a.name.empty()) throw std::invalid_argument(what + " '" + name + "': an argument without a name");
-    if (std::find(types.begin(), types.end(), a.type) == types.end())
+    const std::vector<std::string> words = choices_of(a.type);
+    if (std::find(types.begin(), types.end(), a.type) == types.end() && words.empty())
       throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' has unknown type '" + a.type +
-                                  "' (the types are " + joined(types) + ")");
+                                  "' (the types are " + joined(types) + ", or words to choose from, as in \"immediate|backoff\")");
+    for (std::size_t w = 0; w < words.size(); ++w) {
+      if (words[w].empty() || words[w].find_first_of(" \t\n") != std::string::npos ||
+          std::find(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(w), words[w]) != words.begin() + static_cast<std::ptrdiff_t>(w))
+        throw std::invalid_argument(what + " '" + name + "': argument '" + a.name + "' of type '" + a.type +
+                                    "': the choices must be distinct words without spaces");
+    }
     if (const std::string bad = check_value(a.type, a.fallback); !a.fallback.empty() && !bad.empty())
       throw std::invalid_argument(what + " '" + name + "': the default of argument '" + a.name + "' does not read: " + bad);
     for (std::size_t j = 0; j < i; ++j) {

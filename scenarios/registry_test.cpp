@@ -197,3 +197,33 @@ checks: [no_escalation]
   CHECK_FALSE(r.checks[0].passed);
   CHECK(r.checks[0].detail.find("/root is gone: it ended {shutdown,{failed_to_start_child,a,") == 0);
 }
+
+TEST_CASE("registry: a one-of argument (type \"a|b\") - read with Args::choice - another word refused at its value with did you mean", "[registry]") {
+  Registry r = Registry::with_builtins();
+  std::string seen;
+  r.add(BehaviourInfo{"my.retrier", "retries or not", {{"retry", "immediate|backoff|never", "never", "how it retries"}},
+                      [&seen](Args& a) -> BehaviourFactory {
+                        seen = a.choice("retry");
+                        return [](const std::string&) { return std::make_unique<Beater>(kSecond); };
+                      }});
+  const auto file = [](const std::string& args) {
+    return "scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children:\n    - {id: b, behaviour: my.retrier" + args + "}\n";
+  };
+  CHECK(parse_scenario(file(""), "f.yaml", r).errors.empty());
+  CHECK(seen == "never");  // the default
+  CHECK(parse_scenario(file(", args: {retry: backoff}"), "f.yaml", r).errors.empty());
+  CHECK(seen == "backoff");
+  const ParseResult bad = parse_scenario(file(", args: {retry: backof}"), "f.yaml", r);
+  REQUIRE(bad.errors.size() == 1);
+  CHECK(format_diagnostic("f.yaml", bad.errors[0]) ==
+        "f.yaml:5:52: argument 'retry' of 'my.retrier': 'backof' is not one of immediate, backoff, never (did you mean 'backoff'?)");
+  const ParseResult far = parse_scenario(file(", args: {retry: sometimes}"), "f.yaml", r);
+  REQUIRE(far.errors.size() == 1);
+  CHECK(far.errors[0].message == "argument 'retry' of 'my.retrier': 'sometimes' is not one of immediate, backoff, never");
+  // The declaration itself: a default among the words, distinct words without spaces.
+  const auto build = [](Args&) -> BehaviourFactory { return [](const std::string&) { return std::make_unique<Beater>(kSecond); }; };
+  CHECK_THROWS_AS(r.add(BehaviourInfo{"my.c", "", {{"x", "a|b", "c", ""}}, build}), std::invalid_argument);
+  CHECK_THROWS_AS(r.add(BehaviourInfo{"my.d", "", {{"x", "a|a", "a", ""}}, build}), std::invalid_argument);
+  CHECK_THROWS_AS(r.add(BehaviourInfo{"my.e", "", {{"x", "a||b", "a", ""}}, build}), std::invalid_argument);
+  CHECK_THROWS_AS(r.add(BehaviourInfo{"my.f", "", {{"x", "a b|c", "c", ""}}, build}), std::invalid_argument);
+}

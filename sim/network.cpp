@@ -26,15 +26,19 @@ Ratio larger(Ratio a, Ratio b) {
   return Wide{a.num} * b.den >= Wide{b.num} * a.den ? a : b;
 }
 
-/// What loss, duplication and reordering may touch: the system's own traffic, not the kernel's
-/// protocol (a lost `$init_ack` would hang a supervisor, which no Erlang connection can do).
-/// min plus an exponential with mean (mean - min): the path's mean latency is `latency_mean`.
+/// A message's latency on a path: min plus an exponential with mean (mean - min), so that the
+/// path's mean latency is `latency_mean`; with a `latency_max`, uniform over [min, max].
 Duration draw_latency(const LinkParams& p, Rng& rng) {
   Duration lat = p.latency_min;
+  if (p.latency_max > p.latency_min)  // the uniform model: every nanosecond of [min, max] alike
+    return lat + Duration{static_cast<std::int64_t>(rng.uniform(static_cast<std::uint64_t>((p.latency_max - p.latency_min).ns) + 1))};
+  if (p.latency_max != Duration::zero()) return lat;  // uniform over one value
   if (p.latency_mean > p.latency_min) lat += rng.exponential(p.latency_mean - p.latency_min);
   return lat;
 }
 
+/// What loss, duplication and reordering may touch: the system's own traffic, not the kernel's
+/// protocol (a lost `$init_ack` would hang a supervisor, which no Erlang connection can do).
 bool droppable(const Message& m) {
   const MsgKind k = m.kind;
   return (k == MsgKind::plain || k == MsgKind::cast || k == MsgKind::call || k == MsgKind::reply) &&

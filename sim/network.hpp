@@ -12,7 +12,9 @@ namespace lic {
 
 /// How a directed path (from one node to another) treats what crosses it. A message takes
 /// `latency_min` plus an exponential delay with mean `latency_mean - latency_min` (so the mean
-/// latency is `latency_mean`), plus `clog`. Messages keep their order on the path (FIFO per
+/// latency is `latency_mean`), or, when `latency_max` is set, a latency drawn uniformly from
+/// [latency_min, latency_max] (to the nanosecond; `latency_mean` then holds the midpoint), plus
+/// `clog`. Messages keep their order on the path (FIFO per
 /// ordered pair) unless `reorder` picks them out: such a message takes its own latency and may
 /// overtake or fall behind others. `loss` drops a message (recorded with reason `lost`),
 /// `duplicate` delivers it twice (each copy with its own latency). Exit signals and monitor
@@ -21,6 +23,8 @@ namespace lic {
 struct LinkParams {
   Duration latency_min = kMillisecond;
   Duration latency_mean = kMillisecond;
+  /// Set: the uniform model (`latency: {uniform: [2ms, 20ms]}`), its high end; zero: exponential.
+  Duration latency_max{};
   Ratio loss = Ratio::never();
   Ratio duplicate = Ratio::never();
   Ratio reorder = Ratio::never();

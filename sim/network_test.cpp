@@ -128,6 +128,44 @@ TEST_CASE("network: random latencies keep per-path order - under both tie-breaks
   }
 }
 
+TEST_CASE("network: a uniform latency - every message within [min, max], spread across it, the same on the same seed", "[network]") {
+  const auto latencies = [](std::uint64_t seed) {
+    SimOptions opts;
+    opts.seed = seed;
+    Simulation sim(opts);
+    LinkParams uniform;
+    uniform.latency_min = 2_ms;
+    uniform.latency_max = 20_ms;
+    uniform.latency_mean = 11_ms;
+    sim.set_default_link(uniform);
+    std::vector<Got> got;
+    const Pid r = recorder(sim, kB, got);
+    sender(sim, kA, r, 400, 25_ms);  // spaced wider than the largest latency: FIFO never holds one back
+    sim.run();
+    std::vector<Duration> out;
+    for (const Got& g : got) out.push_back(g.at - (Time{} + 25_ms * g.value));
+    return out;
+  };
+  const std::vector<Duration> a = latencies(3);
+  REQUIRE(a.size() == 400);
+  Duration least = Duration::max();
+  Duration most{};
+  std::int64_t below_mid = 0;
+  for (Duration d : a) {
+    least = std::min(least, d);
+    most = std::max(most, d);
+    below_mid += d < 11_ms ? 1 : 0;
+  }
+  CHECK(least >= 2_ms);
+  CHECK(most <= 20_ms);
+  CHECK(least < 3_ms);   // both ends reached (400 draws over 18 ms: about 22 per millisecond)
+  CHECK(most > 19_ms);
+  CHECK(below_mid > 150);  // uniform, not the exponential model's many quick ones and few slow
+  CHECK(below_mid < 250);
+  CHECK(latencies(3) == a);
+  CHECK(latencies(4) != a);
+}
+
 TEST_CASE("network: with reordering on - messages overtake each other and none is lost", "[network]") {
   Simulation sim;
   LinkParams p;

@@ -27,6 +27,8 @@ struct Duration {
   constexpr Duration operator/(std::int64_t k) const { return Duration{ns / k}; }
   constexpr Duration& operator+=(Duration o) { ns += o.ns; return *this; }
   constexpr Duration& operator-=(Duration o) { ns -= o.ns; return *this; }
+  /// `5 * kSecond` as well as `kSecond * 5`.
+  friend constexpr Duration operator*(std::int64_t k, Duration d) { return Duration{k * d.ns}; }
 };
 
 /// A point in virtual time: nanoseconds since the simulation began.

@@ -43,6 +43,12 @@ TEST_CASE("bad durations are errors with the column of the mistake", "[time]") {
   CHECK_FALSE(parse_duration("1.s").ok);
 }
 
+TEST_CASE("a duration times a count, either way round", "[time]") {
+  static_assert(5 * kSecond == kSecond * 5);
+  CHECK(3 * kMillisecond == Duration{3'000'000});
+  CHECK(std::int64_t{-2} * kSecond == Duration{-2'000'000'000});
+}
+
 TEST_CASE("time arithmetic saturates at Time::max so infinite deadlines stay valid", "[time]") {
   CHECK(Time{5} + 3_ns == Time{8});
   CHECK(Time::max() + 1_s == Time::max());

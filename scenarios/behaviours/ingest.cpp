@@ -401,9 +401,8 @@ std::int64_t count(Args& a, std::string_view name, std::int64_t least) {
 
 BehaviourFactory build_server(Args& a) {
   ingest::ServerConfig c;
-  const std::string order = a.text("order");
-  if (!ingest::parse_order(order, c.order))
-    a.invalid("order", "unknown order '" + order + "' (correct, cancel_first or close_upload_first)");
+  const std::string order = a.choice("order");
+  if (!order.empty()) ingest::parse_order(order, c.order);
   c.rate = count(a, "rate", 1);
   c.burst_rate = count(a, "burst_rate", 0);
   c.burst_every = a.duration("burst_every");
@@ -449,7 +448,7 @@ std::vector<BehaviourInfo> ingest_behaviours() {
       "ingest.server",
       "seed 004's ingest server, the task's main: HTTP ingress -> EventCh -> CollectLoop -> UploadCh -> UploadLoop -> "
       "S3 or the DLQ; on SIGTERM it shuts down in `order` (docs/graceful-shutdown.md)",
-      {{"order", "string", "correct", "the shutdown order: correct, cancel_first (seed 4.1) or close_upload_first (4.2)"},
+      {{"order", "correct|cancel_first|close_upload_first", "correct", "the shutdown order: correct, cancel_first (seed 4.1) or close_upload_first (4.2)"},
        {"rate", "int", "200", "requests a second (Poisson arrivals; more than 0)"},
        {"burst_rate", "int", "0", "requests a second during bursts (0: no bursts)"},
        {"burst_every", "duration", "0", "a burst starts every this long"},

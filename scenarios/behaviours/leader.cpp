@@ -240,12 +240,8 @@ namespace {
 
 BehaviourFactory build_coordinator(Args& a) {
   leader::CoordinatorConfig c;
-  const std::string variant = a.text("variant");
-  if (!leader::parse_variant(variant, c.variant)) {
-    const std::string near = closest_name(variant, {"naive", "fenced", "lease"});
-    a.invalid("variant", "unknown variant '" + variant + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
-                             "; the variants are naive, fenced and lease");
-  }
+  const std::string variant = a.choice("variant");
+  if (!variant.empty()) leader::parse_variant(variant, c.variant);
   c.lock_id = a.integer("lock_id");
   c.retry = a.positive("retry");
   c.query_timeout = a.positive("query_timeout");
@@ -270,7 +266,7 @@ std::vector<BehaviourInfo> leader_behaviours() {
       "leader.coordinator",
       "seed 001's Coordinator: leader by a PostgreSQL advisory lock (naive: the seed's code; fenced: a lock heartbeat and "
       "a fencing token) or a lease; as leader it runs four periodic loops that write to the database",
-      {{"variant", "string", "naive", "naive (the seed's code), fenced or lease"},
+      {{"variant", "naive|fenced|lease", "naive", "naive (the seed's code), fenced or lease"},
        {"lock_id", "int", "12345", "the advisory lock's id (COORDINATOR_LOCK_ID), a bigint", false, true},
        {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
        {"query_timeout", "duration", "10s", "the driver's command timeout"},

@@ -81,6 +81,9 @@ struct Fault {
   std::optional<Duration> mtbf{};
   std::optional<Duration> every{};
   std::optional<Time> until{};
+  /// A stochastic fault's start: its Poisson clock runs from here on (`after: 10s` with `mtbf`:
+  /// random stops, but only once traffic has begun). None: from the run's start.
+  std::optional<Time> after{};
 
   // Options, by kind.
   Reason reason = Reason::error(Atom("injected_crash"));  ///< exit (crash uses this too)
@@ -96,6 +99,16 @@ struct Fault {
   std::optional<Duration> skew{};          ///< clock: the wall clock's offset from now on (signed)
   std::optional<std::int64_t> drift_ppm{};  ///< clock: the drift from now on, parts per million (signed)
   std::vector<KnobRange> ranges{};  ///< knobs written as ranges (their fields hold the low ends)
+  /// Knobs drawn afresh at each injection, uniformly between the ends as written
+  /// (`duration: {uniform: [500ms, 3s]}`: every pause its own length), from the fault's own
+  /// stream; their fields hold the low ends. Unlike `ranges`, in every run, not only under swarm.
+  std::vector<KnobRange> each{};
+  /// The per-injection range written for `key`, or null.
+  const KnobRange* drawn(std::string_view key) const {
+    for (const KnobRange& r : each)
+      if (r.key == key) return &r;
+    return nullptr;
+  }
   /// The range written for `key`, or null.
   const KnobRange* range(std::string_view key) const {
     for (const KnobRange& r : ranges)

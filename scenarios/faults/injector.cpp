@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "scenarios/faults/table.hpp"
+#include "scenarios/scenario.hpp"
 #include "sim/trace_keys.hpp"
 #include "supervision/tree_path.hpp"
 #include "supervision/events.hpp"
@@ -54,7 +56,9 @@ Injector::Injector(Simulation& sim, std::vector<Fault> faults)
     // Each fault draws from its own stream, named by the fault: adding a fault never shifts
     // another's draws.
     // A fault with an mtbf draws (its stream is then one a shrunk file can pin: "fault NAME").
-    const Rng root = faults_[i].mtbf && sim_.streams_watched() ? sim_.stream_root("fault " + s.name) : sim_.rng();
+    // So does one with a knob drawn at each injection.
+    const bool draws = faults_[i].mtbf || !faults_[i].each.empty();
+    const Rng root = draws && sim_.streams_watched() ? sim_.stream_root("fault " + s.name) : sim_.rng();
     s.rng = root.derive("faults").derive(s.name);
     states_.push_back(std::move(s));
     // Zero would fire again at the same instant for ever.
@@ -166,8 +170,9 @@ void Injector::arm(std::size_t i) {
   if (stopped_ || s.pending != 0) return;
   s.armed_up = true;
   // Exponential waiting times are memoryless: drawing afresh whenever the target comes up is
-  // the same as a Poisson clock that only runs while it is up.
-  schedule_at(i, sim_.now() + s.rng.exponential(*faults_[i].mtbf));
+  // the same as a Poisson clock that only runs while it is up. Its clock starts at `after`.
+  const Time from = std::max(sim_.now(), faults_[i].after.value_or(Time{}));
+  schedule_at(i, from + s.rng.exponential(*faults_[i].mtbf));
 }
 
 void Injector::disarm(std::size_t i) {
@@ -183,6 +188,8 @@ void Injector::fire(std::size_t i) {
   State& s = states_[i];
   s.pending = 0;
   if (stopped_) return;
+  // Knobs drawn per injection: this one's own values, from the fault's stream.
+  for (const KnobRange& r : faults_[i].each) (void)draw_knob(s.rng, r, faults_[i]);
   const Fault& f = faults_[i];
   const bool done = inject(i);
   if (f.at && f.every) {
@@ -249,11 +256,32 @@ std::vector<std::pair<Atom, Atom>> Injector::paths(const Fault& f) const {
   return out;
 }
 
+namespace {
+
+/// The value a per-injection knob drew, as a trace field: a duration, or a ratio's text.
+TraceField drawn_field(const Fault& f, const std::string& key) {
+  TraceField x{Atom(key), std::int64_t{0}};
+  if (key == "ratio") x.value = scenarios::format_ratio(f.ratio);
+  else if (key == "duration") x.value = f.duration;
+  else if (key == "delay") x.value = f.delay;
+  else if (key == "grace") x.value = f.grace;
+  else x.value = f.restart_after.value_or(Duration{});
+  return x;
+}
+
+}  // namespace
+
 void Injector::record(std::size_t i, std::vector<TraceField> extra) {
   std::vector<TraceField> fields{{kFault, Atom(states_[i].name)},
                                  {kKind, Atom(to_string(faults_[i].kind))},
                                  {kTarget, Atom(to_string(faults_[i].target))}};
   for (TraceField& x : extra) fields.push_back(std::move(x));
+  // What this injection drew for its per-injection knobs (a field already there is that value).
+  for (const KnobRange& r : faults_[i].each) {
+    const Atom key(r.key);
+    if (std::any_of(fields.begin(), fields.end(), [&](const TraceField& x) { return x.key == key; })) continue;
+    fields.push_back(drawn_field(faults_[i], r.key));
+  }
   ++injected_;
   ++states_[i].injected;
   sim_.emit(kFaultInjected, std::move(fields));

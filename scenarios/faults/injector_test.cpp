@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -483,4 +484,57 @@ TEST_CASE("faults: node_of(NAME) aims at the node where NAME is registered when 
   const auto skips = system_events(sim, "fault_skipped");
   REQUIRE(skips.size() == 1);
   CHECK(skips.front()->text(Atom("why")) == "no process registered as leader");
+}
+
+TEST_CASE("faults: `after` starts a stochastic fault's clock - nothing fires before it, and it fires after") {
+  Simulation sim;
+  Fault f = mtbf_fault(Kind::crash, Target::path("/root/w"), 500_ms);
+  f.after = at(20_s);
+  Injector inj(sim, {f});
+  inj.start();
+  start_tree(sim, {"w"});
+  sim.run_until(at(40_s));
+  const auto injected = system_events(sim, "fault_injected");
+  REQUIRE(injected.size() > 5);  // a mean of 500 ms over 20 s: dozens
+  for (const TraceEvent* e : injected) CHECK(e->time > at(20_s));
+  // Without `after` the same fault fires within the first seconds.
+  Simulation plain;
+  Injector inj2(plain, {mtbf_fault(Kind::crash, Target::path("/root/w"), 500_ms)});
+  inj2.start();
+  start_tree(plain, {"w"});
+  plain.run_until(at(40_s));
+  const auto early = system_events(plain, "fault_injected");
+  REQUIRE_FALSE(early.empty());
+  CHECK(early.front()->time < at(20_s));
+}
+
+TEST_CASE("faults: a knob drawn per injection - each pause its own length, within the range, traced, the same again on the same seed") {
+  const auto pauses = [](std::uint64_t seed) {
+    SimOptions o;
+    o.seed = seed;
+    Simulation sim(o);
+    Fault f = at_fault(Kind::pause, Target::node("a"), 1_s);
+    f.every = 10_s;
+    f.duration = 500_ms;
+    f.each.push_back({"duration", "500ms", "3s"});
+    Injector inj(sim, {f});
+    inj.start();
+    start_tree(sim, {"w"}, {}, 100, 1_s, Atom("a"));
+    sim.run_until(at(200_s));
+    std::vector<Duration> lengths;
+    for (const TraceEvent* e : system_events(sim, "fault_injected"))
+      for (const TraceField& x : e->fields())
+        if (x.key == Atom("duration")) lengths.push_back(std::get<Duration>(x.value));
+    return lengths;
+  };
+  const std::vector<Duration> a = pauses(1);
+  REQUIRE(a.size() == 20);  // at 1s, 11s, ..., 191s: each traced with the length it drew
+  std::set<Duration> distinct(a.begin(), a.end());
+  CHECK(distinct.size() > 10);
+  for (Duration d : a) {
+    CHECK(d >= 500_ms);
+    CHECK(d <= 3_s);
+  }
+  CHECK(pauses(1) == a);
+  CHECK(pauses(2) != a);
 }

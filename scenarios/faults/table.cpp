@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
+#include <string>
+
+#include "scenarios/scenario.hpp"
 
 namespace lic::faults {
 
@@ -100,6 +104,51 @@ void set_knob(Fault& f, std::string_view key, Duration d) {
 }
 
 void set_knob(Fault& f, Ratio r) { f.ratio = r; }
+
+bool drawn_per_injection(std::string_view key) {
+  return key == "duration" || key == "delay" || key == "grace" || key == "restart_after" || key == "ratio";
+}
+
+namespace {
+
+/// A value in [0, span] on a round grid (about 1,000 to 10,000 steps), so a drawn knob reads
+/// well in a file: 5s..2m gives multiples of 100ms.
+std::int64_t draw_on_grid(Rng& rng, std::int64_t span) {
+  std::int64_t step = 1;
+  while (step <= span / 10000) step *= 10;
+  return rng.uniform_range(0, span / step) * step;
+}
+
+/// A ratio drawn in parts per million, reduced (as the reader reduces what it reads).
+Ratio draw_ratio(Rng& rng, const KnobRange& r) {
+  Ratio lo;
+  Ratio hi;
+  std::string why;
+  scenarios::parse_ratio(r.lo, lo, why);
+  scenarios::parse_ratio(r.hi, hi, why);
+  constexpr std::uint64_t kPpm = 1'000'000;
+  __extension__ using Wide = unsigned __int128;
+  const auto lo_ppm = static_cast<std::int64_t>((static_cast<Wide>(lo.num) * kPpm + lo.den - 1) / lo.den);
+  const auto hi_ppm = static_cast<std::int64_t>(static_cast<Wide>(hi.num) * kPpm / hi.den);
+  if (lo_ppm > hi_ppm) return lo;  // a range narrower than a millionth: its low end
+  const auto ppm = static_cast<std::uint64_t>(lo_ppm + draw_on_grid(rng, hi_ppm - lo_ppm));
+  const std::uint64_t g = std::gcd(ppm, kPpm);
+  return ppm == 0 ? Ratio::never() : Ratio{ppm / g, kPpm / g};
+}
+
+}  // namespace
+
+std::string draw_knob(Rng& rng, const KnobRange& r, Fault& f) {
+  if (r.key == "ratio") {
+    set_knob(f, draw_ratio(rng, r));
+    return scenarios::format_ratio(f.ratio);
+  }
+  const Duration lo = parse_duration(r.lo).value;
+  const Duration hi = parse_duration(r.hi).value;
+  const Duration d = lo + Duration{draw_on_grid(rng, hi.ns - lo.ns)};
+  set_knob(f, r.key, d);
+  return format_duration(d);
+}
 
 bool split_range(std::string_view text, std::string& lo, std::string& hi) {
   const auto dots = text.find("..");

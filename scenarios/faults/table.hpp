@@ -4,6 +4,7 @@
 // table, so a new kind is one row here plus what the injector does for it.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -51,5 +52,13 @@ void set_knob(Fault& f, std::string_view key, Duration d);
 void set_knob(Fault& f, Ratio r);
 /// A range's text, `5s..2m`, split at its `..`: false when `text` is not one.
 bool split_range(std::string_view text, std::string& lo, std::string& hi);
+/// Whether `key` can be drawn afresh at each injection (`duration: {uniform: [500ms, 3s]}`):
+/// duration, delay, grace, restart_after and ratio.
+bool drawn_per_injection(std::string_view key);
+/// Draws the knob `r.key` of `f` between `r`'s ends (as written; the reader checked them) on a
+/// round grid (about 1,000 to 10,000 steps: 5s..2m gives multiples of 100ms) and sets it;
+/// returns the value drawn, as a file would write it. A swarm seed's ranges and a fault's
+/// per-injection ranges both draw with it.
+std::string draw_knob(Rng& rng, const KnobRange& r, Fault& f);
 
 }  // namespace lic::faults

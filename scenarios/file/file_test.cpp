@@ -63,6 +63,10 @@ LinkParams gen_link() {
   LinkParams p;
   p.latency_min = gen_duration(50, false);
   p.latency_mean = p.latency_min + (*rc::gen::arbitrary<bool>() ? gen_duration(50, false) : Duration{});
+  if (*rc::gen::arbitrary<bool>()) {  // the uniform model: `latency: {uniform: [min, max]}`
+    p.latency_max = p.latency_min + gen_duration(50, true);
+    p.latency_mean = p.latency_min + (p.latency_max - p.latency_min) / 2;
+  }
   if (*rc::gen::arbitrary<bool>()) p.loss = gen_ratio();
   if (*rc::gen::arbitrary<bool>()) p.duplicate = gen_ratio();
   if (*rc::gen::arbitrary<bool>()) p.reorder = gen_ratio();
@@ -210,6 +214,19 @@ Step gen_step(const Paths& p, const std::vector<std::string>& nodes) {
   return s;
 }
 
+/// When a fault fires: at a time (maybe repeating) or stochastic (maybe from `after`), maybe
+/// until a time.
+void gen_timing(faults::Fault& f) {
+  if (*rc::gen::arbitrary<bool>()) {
+    f.at = Time{} + gen_duration(60'000, false);
+    if (*rc::gen::arbitrary<bool>()) f.every = gen_duration(10'000, true);
+  } else {
+    f.mtbf = gen_edge_duration(60'000, true);
+    if (*rc::gen::arbitrary<bool>()) f.after = Time{} + gen_duration(30'000, false);
+  }
+  if (*rc::gen::arbitrary<bool>()) f.until = Time{} + gen_edge_duration(120'000, false);
+}
+
 faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, std::size_t i) {
   using faults::Kind;
   faults::Fault f;
@@ -221,13 +238,7 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
   }
   f.kind = *rc::gen::elementOf(kinds);
   if (*rc::gen::arbitrary<bool>()) f.name = "f" + std::to_string(i);
-  if (*rc::gen::arbitrary<bool>()) {
-    f.at = Time{} + gen_duration(60'000, false);
-    if (*rc::gen::arbitrary<bool>()) f.every = gen_duration(10'000, true);
-  } else {
-    f.mtbf = gen_edge_duration(60'000, true);
-  }
-  if (*rc::gen::arbitrary<bool>()) f.until = Time{} + gen_edge_duration(120'000, false);
+  gen_timing(f);
   auto side = [&] {
     std::vector<Atom> out;
     for (const std::string& n : nodes) {
@@ -261,6 +272,10 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
         f.skew = *rc::gen::arbitrary<bool>() ? gen_duration(5'000, false) : Duration::zero() - gen_duration(5'000, true);
       if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>()) f.drift_ppm = *rc::gen::inRange<std::int64_t>(-100'000, 100'001);
       if (f.kind == Kind::pause) f.duration = gen_edge_duration(5'000, false);  // 0s included
+      if (f.kind == Kind::pause && f.duration <= 10_s && *rc::gen::arbitrary<bool>()) {  // each pause its own length
+        const Duration hi = f.duration + gen_duration(5'000, false);
+        f.each.push_back({"duration", format_duration(f.duration), format_duration(hi)});
+      }
       if (f.kind == Kind::stop_task) f.grace = gen_edge_duration(30'000, true);
       if (f.kind == Kind::node_crash && *rc::gen::arbitrary<bool>()) f.restart_after = gen_duration(5'000, false);
       break;
@@ -276,6 +291,7 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
       if (f.kind == Kind::clog) f.delay = gen_duration(500, true);
       if (f.kind == Kind::loss || f.kind == Kind::duplicate || f.kind == Kind::reorder) {
         f.ratio = gen_ratio();  // 0% included: the writer must keep it
+        if (*rc::gen::arbitrary<bool>()) f.each.push_back({"ratio", format_ratio(f.ratio), "100%"});
       }
       break;
   }
@@ -370,7 +386,7 @@ TEST_CASE("scenario file: Scenario to YAML to Scenario gives the same scenario",
     RC_PRE(validate(s).empty());  // the generator keeps to valid scenarios; count how often it does not
     const std::string yaml = to_yaml(s);
     const ParseResult back = parse_scenario(yaml, "generated.yaml");
-    RC_ASSERT(back.errors.empty());
+    if (!back.errors.empty()) RC_FAIL("what was written does not read:\n" + errors_of(back) + "\n" + yaml);
     if (!(back.scenario == s)) RC_FAIL("read back differs:\n" + yaml + "\nwritten again:\n" + to_yaml(back.scenario));
     RC_ASSERT(to_yaml(back.scenario) == yaml);
     RC_TAG(s.trees.size(), s.faults.size() > 0);

@@ -209,6 +209,23 @@ class Reader {
     return true;
   }
 
+  /// `{uniform: [low, high]}`, a value drawn afresh at each use: true when `n` is a map with the
+  /// key `uniform`, with its two ends in `ends` (left empty when it is malformed, which is
+  /// reported); false for any other value, read as usual.
+  bool uniform(const YAML::Node& n, std::string_view what, std::vector<YAML::Node>& ends) {
+    if (!n.IsMap() || std::none_of(n.begin(), n.end(), [](const auto& kv) { return kv.first.IsScalar() && kv.first.Scalar() == "uniform"; }))
+      return false;
+    const std::size_t before = errors.size();
+    const auto keys = entries(n, what, {"uniform"});
+    const YAML::Node v = keys.empty() ? n : keys.front().value;
+    if (!v.IsSequence() || v.size() != 2) {
+      if (errors.size() == before) error(v, std::string(what) + ": write `{uniform: [low, high]}`, the range's two ends");
+      return true;
+    }
+    ends = {v[0], v[1]};
+    return true;
+  }
+
   bool ratio(const YAML::Node& n, std::string_view what, Ratio& out) {
     std::string text;
     if (!scalar(n, what, text)) return false;
@@ -308,6 +325,16 @@ class Reader {
 
 // ---- the sections of a file ---------------------------------------------------------------
 
+/// The two ends of a `{uniform: [low, high]}` duration, read and in order: false (reported) when
+/// they are not.
+bool uniform_durations(Reader& rd, const std::vector<YAML::Node>& ends, const std::string& what, Duration& lo, Duration& hi) {
+  if (ends.size() != 2 || !rd.duration(ends[0], what, lo) || !rd.duration(ends[1], what, hi)) return false;
+  if (lo <= hi) return true;
+  rd.error(ends[0], what + ": the range's low end " + ends[0].Scalar() + " is above its high end " + ends[1].Scalar() +
+                        " (write {uniform: [low, high]})");
+  return false;
+}
+
 void read_link(Reader& rd, const YAML::Node& n, std::string_view what, LinkParams& p,
                std::string* from, std::string* to) {
   const auto keys = from != nullptr
@@ -315,10 +342,14 @@ void read_link(Reader& rd, const YAML::Node& n, std::string_view what, LinkParam
                         : rd.entries(n, what, {"latency", "latency_min", "loss", "duplicate", "reorder", "clog"});
   bool have_min = false;
   bool have_mean = false;
+  bool have_uniform = false;
   YAML::Node at = n;
   for (const Entry& e : keys) {
+    std::vector<YAML::Node> ends;
     if (e.key == "from") rd.scalar(e.value, "from", *from);
     else if (e.key == "to") rd.scalar(e.value, "to", *to);
+    else if (e.key == "latency" && (have_uniform = rd.uniform(e.value, "latency", ends)))
+      uniform_durations(rd, ends, "latency", p.latency_min, p.latency_max), at.reset(e.value);
     else if (e.key == "latency") have_mean = rd.duration(e.value, "latency", p.latency_mean), at.reset(e.value);
     else if (e.key == "latency_min") have_min = rd.duration(e.value, "latency_min", p.latency_min);
     else if (e.key == "loss") rd.ratio(e.value, "loss", p.loss);
@@ -326,6 +357,12 @@ void read_link(Reader& rd, const YAML::Node& n, std::string_view what, LinkParam
     else if (e.key == "reorder") rd.ratio(e.value, "reorder", p.reorder);
     else if (e.key == "clog") rd.duration(e.value, "clog", p.clog);
   }
+  if (have_uniform) {  // latency_min is the range's low end
+    if (have_min) rd.error(at, "latency_min does not go with a uniform latency: the range's low end is the least it takes");
+    p.latency_mean = p.latency_min + (p.latency_max - p.latency_min) / 2;
+    return;
+  }
+  if (have_mean || have_min) p.latency_max = Duration::zero();  // a plain latency replaces a uniform default's
   if (have_mean && !have_min) p.latency_min = p.latency_mean;  // `latency: 5ms` alone is fixed
   if (have_min && !have_mean) p.latency_mean = std::max(p.latency_mean, p.latency_min);
   if (p.latency_min > p.latency_mean) rd.error(at, "latency_min is more than latency (the mean)");
@@ -673,7 +710,7 @@ Step read_step(Reader& rd, const YAML::Node& n) {
 
 
 Keys fault_keys() {
-  Keys keys{"name", "at", "every", "until", "mtbf"};
+  Keys keys{"name", "at", "every", "until", "mtbf", "after"};
   for (const faults::KindInfo& k : faults::kinds()) keys.push_back(k.name);
   for (std::size_t o = 0; o <= static_cast<std::size_t>(faults::Option::drift); ++o)
     keys.push_back(faults::to_string(static_cast<faults::Option>(o)));
@@ -695,7 +732,7 @@ void read_period(Reader& rd, const Entry& e, std::optional<Duration>& out) {
   out = d;
 }
 
-/// `at`, `every`, `until` or `mtbf`: false for any other key.
+/// `at`, `every`, `until`, `mtbf` or `after`: false for any other key.
 bool read_timing(Reader& rd, const Entry& e, faults::Fault& f) {
   Time t;
   if (e.key == "at") {
@@ -706,6 +743,8 @@ bool read_timing(Reader& rd, const Entry& e, faults::Fault& f) {
     read_period(rd, e, f.every);
   } else if (e.key == "mtbf") {
     read_period(rd, e, f.mtbf);
+  } else if (e.key == "after") {
+    if (rd.time(e.value, "after", t)) f.after = t;
   } else {
     return false;
   }
@@ -774,6 +813,42 @@ bool read_range(Reader& rd, const Entry& e, faults::Fault& f) {
   const bool ok = e.key == "ratio" ? read_ratio_range(rd, e, lo, hi, f) : read_duration_range(rd, e, lo, hi, f);
   if (ok) f.ranges.push_back({e.key, lo, hi});
   else if (e.key != "ratio") faults::set_knob(f, e.key, kSecond);  // it was given: no "needs `mtbf`" on top (the file is refused)
+  return true;
+}
+
+/// A knob drawn afresh at each injection, `duration: {uniform: [500ms, 3s]}` (docs/faults.md):
+/// its field takes the low end. False when the value is not written so (it is read as usual);
+/// true when it was, read or reported.
+bool read_each(Reader& rd, const Entry& e, faults::Fault& f) {
+  std::vector<YAML::Node> ends;
+  if (!rd.uniform(e.value, e.key, ends)) return false;
+  if (!faults::drawn_per_injection(e.key)) {
+    rd.error(e.value, "`" + e.key + "` is not drawn per injection (`{uniform: [low, high]}` is for duration, delay, grace, "
+                      "restart_after and ratio" +
+                      (faults::rangeable(e.key) ? "; a swarm run draws `" + e.key + ": low..high` once per seed)" : ")"));
+    return true;
+  }
+  if (ends.empty()) return true;
+  if (e.key == "ratio") {
+    Ratio a;
+    Ratio b;
+    if (!rd.ratio(ends[0], "ratio", a) || !rd.ratio(ends[1], "ratio", b)) return true;
+    if (!fraction_at_most(a.num, a.den, b)) {
+      rd.error(ends[0], "ratio: the range's low end " + ends[0].Scalar() + " is above its high end " + ends[1].Scalar());
+      return true;
+    }
+    faults::set_knob(f, a);
+  } else {
+    Duration a;
+    Duration b;
+    if (!uniform_durations(rd, ends, e.key, a, b)) return true;
+    if (e.key == "grace" && a <= Duration::zero()) {
+      rd.error(ends[0], "grace must be more than 0: its range's low end is " + ends[0].Scalar());
+      return true;
+    }
+    faults::set_knob(f, e.key, a);
+  }
+  f.each.push_back({e.key, ends[0].Scalar(), ends[1].Scalar()});
   return true;
 }
 
@@ -846,7 +921,9 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
   const auto keys = rd.entries(n, "a fault", fault_keys());
   for (const Entry& e : keys) {
     if (e.key == "name") rd.name(e.value, "a fault's name", f.name);
-    else if ((e.key == "at" || e.key == "every" || e.key == "until" || e.key == "mtbf") && read_range(rd, e, f)) continue;
+    else if ((e.key == "at" || e.key == "every" || e.key == "until" || e.key == "mtbf" || e.key == "after") &&
+             (read_range(rd, e, f) || read_each(rd, e, f)))
+      continue;
     else if (read_timing(rd, e, f)) continue;
     else if (const faults::KindInfo* k = faults::find_kind(e.key)) {
       if (kind != nullptr) rd.error(e.key_node, "a fault is one kind: '" + e.key + "' after '" + std::string(kind->name) + "'");
@@ -866,10 +943,12 @@ faults::Fault read_fault(Reader& rd, const YAML::Node& n, Mark& mark) {
       continue;
     }
     given.push_back(o);
-    if (!read_range(rd, *e, f)) read_option(rd, *e, o, f);
+    if (!read_range(rd, *e, f) && !read_each(rd, *e, f)) read_option(rd, *e, o, f);
   }
-  if (f.at && f.mtbf) rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both");
-  const bool timed = std::any_of(keys.begin(), keys.end(), [](const Entry& e) { return e.key == "at" || e.key == "mtbf"; });
+  if (f.at && f.mtbf)
+    rd.error(n, "a fault is scheduled (`at`) or stochastic (`mtbf`), not both (one whose random clock starts later: `mtbf` with `after`)");
+  if (f.after && !f.mtbf) rd.error(n, "`after` starts a stochastic fault's clock: give `mtbf` too (a scheduled fault starts at `at`)");
+  const bool timed = std::any_of(keys.begin(), keys.end(), [](const Entry& e) { return e.key == "at" || e.key == "mtbf" || e.key == "after"; });
   if (!timed) rd.error(n, "a fault needs `at` (a time) or `mtbf` (a mean time between failures)");  // a bad one was reported
   if (f.every && !f.at) rd.error(n, "`every` repeats a scheduled fault: give `at` too");
   // A missing option is reported only when it was not written at all (a bad value was reported).

@@ -298,6 +298,12 @@ class Validator {
     if (f.at && *f.at > end)
       error(m, "this fault at " + format_time(*f.at) + " comes after the run ends (at " + format_time(end) +
                    "): it would never act");
+    if (f.after && *f.after >= end)
+      error(m, "`after` " + format_time(*f.after) + " starts this fault's clock when the run has ended (at " + format_time(end) +
+                   "): it would never act");
+    if (f.after && f.until && *f.until <= *f.after)
+      error(m, "`until` (" + format_time(*f.until) + ") is not after `after` (" + format_time(*f.after) +
+                   "): this fault's clock would stop before it starts");
     if (f.until && f.mtbf && *f.until <= Time{})
       error(m, "`until` " + format_time(*f.until) + " ends this fault before the run starts: it would never act");
     // A swarm range of `at` reaching past the run's end: the seeds that draw past it never act

@@ -40,8 +40,14 @@ void write_args(YAML::Emitter& y, const BehaviourRef& b) {
 /// A link's parameters where they differ from `base` (what the reader starts from: a link
 /// starts from the default link, and `latency` alone means a fixed latency).
 void write_link(YAML::Emitter& y, const LinkParams& p, const LinkParams& base) {
-  y << YAML::Key << "latency" << YAML::Value << format_duration(p.latency_mean);
-  if (p.latency_min != p.latency_mean) y << YAML::Key << "latency_min" << YAML::Value << format_duration(p.latency_min);
+  if (p.latency_max != Duration::zero()) {
+    y << YAML::Key << "latency" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value
+      << YAML::Flow << YAML::BeginSeq << format_duration(p.latency_min) << format_duration(p.latency_max) << YAML::EndSeq
+      << YAML::EndMap;
+  } else {
+    y << YAML::Key << "latency" << YAML::Value << format_duration(p.latency_mean);
+    if (p.latency_min != p.latency_mean) y << YAML::Key << "latency_min" << YAML::Value << format_duration(p.latency_min);
+  }
   if (p.loss != base.loss) y << YAML::Key << "loss" << YAML::Value << format_ratio(p.loss);
   if (p.duplicate != base.duplicate) y << YAML::Key << "duplicate" << YAML::Value << format_ratio(p.duplicate);
   if (p.reorder != base.reorder) y << YAML::Key << "reorder" << YAML::Value << format_ratio(p.reorder);
@@ -51,8 +57,10 @@ void write_link(YAML::Emitter& y, const LinkParams& p, const LinkParams& base) {
 void write_flags(YAML::Emitter& y, const supervision::SupFlags& f, const std::vector<std::string>& init) {
   y << YAML::Flow << YAML::BeginMap;
   y << YAML::Key << "strategy" << YAML::Value << std::string(supervision::to_string(f.strategy));
-  y << YAML::Key << "intensity" << YAML::Value << f.intensity;
-  y << YAML::Key << "period" << YAML::Value << format_duration(f.period);
+  // OTP's defaults (1 in 5 s), which the reader starts from, are left out as a user leaves them.
+  const supervision::SupFlags d;
+  if (f.intensity != d.intensity) y << YAML::Key << "intensity" << YAML::Value << f.intensity;
+  if (f.period != d.period) y << YAML::Key << "period" << YAML::Value << format_duration(f.period);
   if (f.auto_shutdown != supervision::AutoShutdown::never)
     y << YAML::Key << "auto_shutdown" << YAML::Value << std::string(supervision::to_string(f.auto_shutdown));
   if (f.window != supervision::IntensityWindow::otp_seconds) y << YAML::Key << "window" << YAML::Value << "precise";
@@ -152,6 +160,21 @@ std::string knob(const faults::Fault& f, std::string_view key, std::string value
   return r == nullptr ? value : r->lo + ".." + r->hi;
 }
 
+/// A knob's value as written: drawn per injection (`{uniform: [lo, hi]}`), a swarm range
+/// (`lo..hi`), or `plain`.
+struct KnobText {
+  const faults::Fault& f;
+  std::string_view key;
+  std::string plain;
+};
+
+YAML::Emitter& operator<<(YAML::Emitter& y, const KnobText& k) {
+  if (const faults::KnobRange* r = k.f.drawn(k.key))
+    return y << YAML::Flow << YAML::BeginMap << YAML::Key << "uniform" << YAML::Value << YAML::Flow << YAML::BeginSeq << r->lo
+             << r->hi << YAML::EndSeq << YAML::EndMap;
+  return y << knob(k.f, k.key, k.plain);
+}
+
 void write_options(YAML::Emitter& y, const faults::Fault& f, const faults::KindInfo& k) {
   using faults::Option;
   // Each option it takes, where it differs from what the reader starts from (or is a range).
@@ -160,17 +183,19 @@ void write_options(YAML::Emitter& y, const faults::Fault& f, const faults::KindI
   // An option the kind needs is written whatever its value (a pause of 0s, a loss of 0%): the
   // reader refuses the fault without it.
   auto always = [&](Option o) {
-    return f.range(faults::to_string(o)) != nullptr || std::find(k.needs.begin(), k.needs.end(), o) != k.needs.end();
+    return f.range(faults::to_string(o)) != nullptr || f.drawn(faults::to_string(o)) != nullptr ||
+           std::find(k.needs.begin(), k.needs.end(), o) != k.needs.end();
   };
   for (Option o : k.takes) {
     if (o == Option::reason && f.reason != d.reason) key(o) << to_string(f.reason);
     if (o == Option::to && !f.side_b.empty()) write_sides(key(o), f.side_b);
     if (o == Option::one_way && f.one_way) key(o) << "true";
-    if (o == Option::duration && (f.duration != Duration::zero() || always(o))) key(o) << knob(f, "duration", format_duration(f.duration));
-    if (o == Option::delay && (f.delay != Duration::zero() || always(o))) key(o) << knob(f, "delay", format_duration(f.delay));
-    if (o == Option::ratio && (f.ratio != Ratio::never() || always(o))) key(o) << knob(f, "ratio", format_ratio(f.ratio));
-    if (o == Option::restart_after && f.restart_after) key(o) << knob(f, "restart_after", format_duration(*f.restart_after));
-    if (o == Option::grace) key(o) << knob(f, "grace", format_duration(f.grace));
+    const auto value = [&f](std::string_view name, std::string plain) { return KnobText{f, name, std::move(plain)}; };
+    if (o == Option::duration && (f.duration != Duration::zero() || always(o))) key(o) << value("duration", format_duration(f.duration));
+    if (o == Option::delay && (f.delay != Duration::zero() || always(o))) key(o) << value("delay", format_duration(f.delay));
+    if (o == Option::ratio && (f.ratio != Ratio::never() || always(o))) key(o) << value("ratio", format_ratio(f.ratio));
+    if (o == Option::restart_after && f.restart_after) key(o) << value("restart_after", format_duration(*f.restart_after));
+    if (o == Option::grace) key(o) << value("grace", format_duration(f.grace));
     if (o == Option::mode) key(o) << f.mode;
     if (o == Option::skew && f.skew) key(o) << signed_text(*f.skew);
     if (o == Option::drift && f.drift_ppm) key(o) << std::to_string(*f.drift_ppm) + "ppm";
@@ -185,6 +210,7 @@ void write_fault(YAML::Emitter& y, const faults::Fault& f) {
   if (f.every) y << YAML::Key << "every" << YAML::Value << knob(f, "every", format_duration(*f.every));
   if (f.until) y << YAML::Key << "until" << YAML::Value << format_at(*f.until);
   if (f.mtbf) y << YAML::Key << "mtbf" << YAML::Value << knob(f, "mtbf", format_duration(*f.mtbf));
+  if (f.after) y << YAML::Key << "after" << YAML::Value << format_at(*f.after);
   y << YAML::Key << std::string(k.name) << YAML::Value;
   if (k.aim == faults::Aim::process || k.aim == faults::Aim::node) y << f.target.text;
   else if (k.aim == faults::Aim::sides) write_sides(y, f.side_a);

@@ -40,6 +40,7 @@ bool explicit_fault(const Fault& f) { return f.at && !f.every && !f.mtbf; }
 Fault at_time(Fault f, Time t, std::string name) {
   f.at = t;
   f.mtbf.reset();
+  f.after.reset();
   f.every.reset();
   f.until.reset();
   f.ranges.clear();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <numeric>
 #include <set>
 
 #include "scenarios/faults/table.hpp"
@@ -12,51 +11,9 @@ namespace lic::scenarios {
 
 namespace {
 
-/// A value in [0, span] on a round grid (about 1,000 to 10,000 steps), so a drawn knob reads
-/// well in a file: 5s..2m gives multiples of 100ms.
-std::int64_t draw_on_grid(Rng& rng, std::int64_t span) {
-  std::int64_t step = 1;
-  while (step <= span / 10000) step *= 10;
-  return rng.uniform_range(0, span / step) * step;
-}
-
-Duration draw_duration(Rng& rng, const faults::KnobRange& r) {
-  const Duration lo = parse_duration(r.lo).value;
-  const Duration hi = parse_duration(r.hi).value;
-  return lo + Duration{draw_on_grid(rng, hi.ns - lo.ns)};
-}
-
-/// A ratio drawn in parts per million, reduced (as the reader reduces what it reads).
-Ratio draw_ratio(Rng& rng, const faults::KnobRange& r) {
-  Ratio lo;
-  Ratio hi;
-  std::string why;
-  parse_ratio(r.lo, lo, why);
-  parse_ratio(r.hi, hi, why);
-  constexpr std::uint64_t kPpm = 1'000'000;
-  __extension__ using Wide = unsigned __int128;
-  const auto lo_ppm = static_cast<std::int64_t>((static_cast<Wide>(lo.num) * kPpm + lo.den - 1) / lo.den);
-  const auto hi_ppm = static_cast<std::int64_t>(static_cast<Wide>(hi.num) * kPpm / hi.den);
-  if (lo_ppm > hi_ppm) return lo;  // a range narrower than a millionth: its low end
-  const auto ppm = static_cast<std::uint64_t>(lo_ppm + draw_on_grid(rng, hi_ppm - lo_ppm));
-  const std::uint64_t g = std::gcd(ppm, kPpm);
-  return ppm == 0 ? Ratio::never() : Ratio{ppm / g, kPpm / g};
-}
-
 /// Draws every ranged knob of `f` and writes it in as a plain value.
 void draw_knobs(Rng& rng, faults::Fault& f, SwarmChoice& c) {
-  for (const faults::KnobRange& r : f.ranges) {
-    std::string value;
-    if (r.key == "ratio") {
-      faults::set_knob(f, draw_ratio(rng, r));
-      value = format_ratio(f.ratio);
-    } else {
-      const Duration d = draw_duration(rng, r);
-      faults::set_knob(f, r.key, d);
-      value = format_duration(d);
-    }
-    c.knobs.emplace_back(f.name + "." + r.key, value);
-  }
+  for (const faults::KnobRange& r : f.ranges) c.knobs.emplace_back(f.name + "." + r.key, faults::draw_knob(rng, r, f));
   f.ranges.clear();
 }
 
