@@ -268,7 +268,9 @@ struct Outcome {
 
 /// How a candidate of a pass that changes what the system is, or crowds its faults, is judged
 /// besides its failure (Shrinker::guarded_).
-enum class Guard : std::uint8_t { none, no_longer, shorter };
+/// none: it fails alike, no longer than the original; saved: that, and a declared fix still
+/// saves it; no_longer: no longer than now, and saved; shorter: shorter than now, and saved.
+enum class Guard : std::uint8_t { none, saved, no_longer, shorter };
 
 /// Sets a guard for a scope and puts the one before back, whatever way the scope ends.
 class Guarded {
@@ -299,7 +301,7 @@ class Shrinker {
   void note(const Edit& e);
   void report() const;
   ShrinkSize size_of(const Scenario& s, const Outcome& out) const;
-  void finish(ShrinkResult& r) const;
+  void finish(const Scenario& from, ShrinkResult& r) const;
 
   void normalise(const Scenario& s);
   bool try_subset(const State& base, const std::vector<std::size_t>& keep);
@@ -559,9 +561,23 @@ void Shrinker::normalise(const Scenario& s) {
   attempt(std::move(c), edits);
 }
 
-void Shrinker::finish(ShrinkResult& r) const {
+/// The shrunk file's own description: what it now holds and what it fails, not the original's
+/// (which described a scenario it no longer is). Only the file's contents and the failure's
+/// identity go in, never the seed: two seeds that shrink to one file write one description.
+std::string shrunk_description(const Scenario& from, const Scenario& s, const FailureId& id) {
+  std::string what = fmt::format("What is left of {} that still fails {}", from.name.empty() ? "the scenario" : from.name, to_string(id));
+  const std::size_t n = count_processes(s);
+  what += fmt::format(": {} process{} in {} tree{}", n, n == 1 ? "" : "es", s.trees.size(), s.trees.size() == 1 ? "" : "s");
+  if (s.faults.empty()) what += ", no fault";
+  for (std::size_t i = 0; i < s.faults.size(); ++i) what += (i == 0 ? "; faults: " : "; ") + describe(s.faults[i]);
+  if (!s.script.empty()) what += fmt::format("; {} script step{}", s.script.size(), s.script.size() == 1 ? "" : "s");
+  return what + ".";
+}
+
+void Shrinker::finish(const Scenario& from, ShrinkResult& r) const {
   r.scenario = cur_.s;
   r.scenario.file.clear();  // no longer the file it was read from
+  r.scenario.description = shrunk_description(from, cur_.s, failure_id(cur_out_.check));
   r.failure = cur_out_.check;
   r.after = size_of(cur_.s, cur_out_);
   r.runs = runs_;
@@ -609,7 +625,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
     shorten_phases();
     shorten_quiet();
   }
-  finish(r);
+  finish(s, r);
   return r;
 }
 
@@ -691,6 +707,11 @@ void Shrinker::remove_each() {
 /// its children with it in one run. What a check, a fault or a step names stays (validation).
 void Shrinker::remove_children() {
   pass_ = "children";
+  // A process taken out changes the system, as an argument does: with a declared fix, a
+  // candidate that fails alike is kept only when the fix still saves it. Without the guard a
+  // cache shrunk to no backend at all failed "the same way", and its fix (a longer timeout)
+  // could no longer save it: another bug (examples/cache's every_command.sh found it).
+  const Guarded g(guarded_, Guard::saved);
   const std::vector<std::string> paths = tree_paths(cur_.s.trees);
   for (const std::string& p : paths) {
     if (spent()) return;
@@ -758,6 +779,7 @@ void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(D
 std::vector<Fault> scheduled(const Fault& f, const std::vector<Time>& times) {
   Fault once = f;
   once.mtbf.reset();
+  once.after.reset();
   once.until.reset();
   std::vector<Fault> out;
   for (Time t : {times.front(), times.back()}) {
@@ -807,6 +829,7 @@ void Shrinker::split_firings(std::size_t i, const std::vector<Time>& times) {
   for (std::size_t k = 0; k < times.size(); ++k) {
     Fault g = f;
     g.mtbf.reset();
+    g.after.reset();
     g.every.reset();
     g.until.reset();
     g.at = times[k];
