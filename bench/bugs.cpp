@@ -48,12 +48,13 @@ struct Try {
 
 /// Whether a failure of `schedule` at `seed` (identity `id`) is the file's bug: with the file's fix
 /// applied it no longer fails that way. A file without a fix takes every failure.
-bool is_bug(const Scenario& schedule, std::uint64_t seed, const scenarios::FailureId& id) {
+bool is_bug(const Scenario& schedule, std::uint64_t seed, const scenarios::FailureId& id, const scenarios::Registry& registry) {
   if (schedule.fix.empty()) return true;
-  const scenarios::ParseResult fixed = scenarios::apply_fix(schedule);
+  const scenarios::ParseResult fixed = scenarios::apply_fix(schedule, registry);
   if (!fixed.ok()) return true;
   scenarios::RunOptions ro;
   ro.seed = seed;
+  ro.registry = &registry;
   for (const scenarios::CheckResult& c : scenarios::run(fixed.scenario, ro).checks)
     if (!c.passed && scenarios::failure_id(c) == id) return false;
   return true;
@@ -64,6 +65,7 @@ bool is_bug(const Scenario& schedule, std::uint64_t seed, const scenarios::Failu
 Try uniform_try(const Scenario& s, std::size_t range, const BugBenchOptions& o) {
   scenarios::SweepOptions so;
   so.jobs = o.jobs;
+  so.registry = o.registry;
   const std::uint64_t first = 1 + range * kRangeStride;
   const std::vector<scenarios::CheckDecl> checks = scenarios::effective_checks(s);
   const double cpu0 = cpu_seconds();
@@ -74,9 +76,10 @@ Try uniform_try(const Scenario& s, std::size_t range, const BugBenchOptions& o) 
       if (r.passed) continue;
       scenarios::RunOptions ro;
       ro.seed = r.seed;
+      ro.registry = o.registry;
       const scenarios::RunResult again = scenarios::run(s, ro);
       const auto f = scenarios::first_failing(again.checks, checks, s.expect_fail);
-      if (!f || !is_bug(s, r.seed, scenarios::failure_id(again.checks[*f]))) continue;
+      if (!f || !is_bug(s, r.seed, scenarios::failure_id(again.checks[*f]), *o.registry)) continue;
       const auto n = static_cast<std::size_t>(r.seed - first + 1);
       return Try{n, cpu_seconds() - cpu0, n};
     }
@@ -89,6 +92,7 @@ Try sweep_try(const Scenario& s, std::size_t range, bool swarm, const BugBenchOp
   so.swarm = swarm;
   so.stop_at_first_failure = true;
   so.jobs = o.jobs;
+  so.registry = o.registry;
   const std::uint64_t first = 1 + range * kRangeStride;
   std::size_t seen = 0;
   bool failed = false;
@@ -107,7 +111,8 @@ Try explore_try(const Scenario& s, std::size_t range, const BugBenchOptions& o, 
   eo.seed = range + 1;
   eo.runs = o.max_seeds;
   eo.jobs = o.jobs;
-  eo.accept = [](const scenarios::ExploreFailure& x) { return is_bug(x.schedule, x.seed, x.id); };
+  eo.registry = o.registry;
+  eo.accept = [&o](const scenarios::ExploreFailure& x) { return is_bug(x.schedule, x.seed, x.id, *o.registry); };
   const double cpu0 = cpu_seconds();
   scenarios::ExploreResult r = scenarios::explore(s, eo);
   if (!first && r.runs_to_first_failure)
@@ -199,8 +204,10 @@ struct Measured {
 };
 
 /// A scenario's size as the minimal references count it: run at its own seed.
-Measured::Size size_of(const Scenario& s) {
-  const scenarios::RunResult r = scenarios::run(s);
+Measured::Size size_of(const Scenario& s, const scenarios::Registry& registry) {
+  scenarios::RunOptions ro;
+  ro.registry = &registry;
+  const scenarios::RunResult r = scenarios::run(s, ro);
   return Measured::Size{r.faults_injected, scenarios::count_processes(s), r.events};
 }
 
@@ -226,6 +233,7 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
     scenarios::ShrinkOptions so;
     so.seed = seed;
     so.max_runs = o.shrink_runs;
+    so.registry = o.registry;
     const auto t0 = std::chrono::steady_clock::now();
     const scenarios::ShrinkResult r = scenarios::shrink(s, so);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -236,6 +244,7 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
     scenarios::Scenario written = r.scenario;
     scenarios::ReachOptions reach_options;
     reach_options.jobs = o.jobs;
+    reach_options.registry = o.registry;
     const scenarios::SeedReach reach = scenarios::pin_streams(written, scenarios::failure_id(r.failure), reach_options);
     holds += reach.failing >= scenarios::kReachHolds ? 1 : 0;
     m.pinned_files += reach.pinned.empty() ? 0 : 1;
@@ -243,11 +252,12 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
     if (!m.has_fix) continue;
     // A slip: with the fix applied, the shrunk file still fails the same way (check, kind, roles)
     // -- the shrink kept another failure than the one the fix removes (cmake/bug_fix_check.cmake).
-    const scenarios::ParseResult fixed = scenarios::apply_fix(r.scenario);
+    const scenarios::ParseResult fixed = scenarios::apply_fix(r.scenario, *o.registry);
     bool slip = !fixed.ok();
     if (!slip) {
       scenarios::RunOptions ro;
       ro.seed = r.seed;
+      ro.registry = o.registry;
       const scenarios::FailureId id = scenarios::failure_id(r.failure);
       for (const scenarios::CheckResult& c : scenarios::run(fixed.scenario, ro).checks)
         slip = slip || (!c.passed && scenarios::failure_id(c) == id);
@@ -264,14 +274,16 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
 
 /// What the behaviour coverage signature costs beside the run it reads: the file at its own seed,
 /// run and signed `kRepeat` times each, the best time of each (the least disturbed).
-double signature_cost_pct(const Scenario& s) {
+double signature_cost_pct(const Scenario& s, const scenarios::Registry& registry) {
   constexpr int kRepeat = 7;
   using Clock = std::chrono::steady_clock;
   double run_best = 1e300;
   double sig_best = 1e300;
   for (int k = 0; k < kRepeat; ++k) {
     const auto t0 = Clock::now();
-    const scenarios::RunResult r = scenarios::run(s);
+    scenarios::RunOptions ro;
+    ro.registry = &registry;
+    const scenarios::RunResult r = scenarios::run(s, ro);
     const auto t1 = Clock::now();
     const scenarios::Signature sig = scenarios::signature_of(r.kept_events(), r.checks);
     const auto t2 = Clock::now();
@@ -285,7 +297,7 @@ double signature_cost_pct(const Scenario& s) {
 Measured measure(const std::string& name, const Scenario& s, const BugBenchOptions& o) {
   Measured m;
   m.name = name;
-  m.signature_pct = signature_cost_pct(s);
+  m.signature_pct = signature_cost_pct(s, *o.registry);
   std::vector<std::uint64_t> failing_seeds;
   std::vector<Try> uniform;
   std::vector<Try> swarm;
@@ -307,10 +319,11 @@ Measured measure(const std::string& name, const Scenario& s, const BugBenchOptio
   if (o.shrink_runs > 0) shrink_seeds(s, failing_seeds, o, m);
   const std::filesystem::path minimal = std::filesystem::path(o.dir) / "minimal" / (name + ".yaml");
   if (std::error_code ec; std::filesystem::exists(minimal, ec))
-    if (const scenarios::ParseResult p = scenarios::load_scenario(minimal); p.ok()) m.minimal_size = size_of(p.scenario);
+    if (const scenarios::ParseResult p = scenarios::load_scenario(minimal, *o.registry); p.ok()) m.minimal_size = size_of(p.scenario, *o.registry);
   if (o.shrink_runs > 0 && (first_failing || explored)) {
     scenarios::ShrinkOptions so;
     so.max_runs = o.shrink_runs;
+    so.registry = o.registry;
     if (first_failing) {
       so.seed = first_failing;
       m.shrunk = scenarios::shrink(s, so);
@@ -319,7 +332,7 @@ Measured measure(const std::string& name, const Scenario& s, const BugBenchOptio
       so.target = explored->check;
       m.shrunk = scenarios::shrink(explored->schedule, so);
     }
-    if (m.shrunk && m.shrunk->failed) m.shrunk_size = size_of(m.shrunk->scenario);
+    if (m.shrunk && m.shrunk->failed) m.shrunk_size = size_of(m.shrunk->scenario, *o.registry);
   }
   return m;
 }
@@ -418,7 +431,7 @@ int run_bugs(const BugBenchOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Measured> all;
   for (const std::filesystem::path& f : files) {
-    const scenarios::ParseResult p = scenarios::load_scenario(f.string());
+    const scenarios::ParseResult p = scenarios::load_scenario(f.string(), *o.registry);
     if (!p.ok()) {
       fmt::print(stderr, "bench bugs: {} does not read: {}\n", f.string(), p.errors.front().message);
       return 2;

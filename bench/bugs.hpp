@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <string>
 
+#include "scenarios/registry.hpp"
+
 namespace lic::bench {
 
 struct BugBenchOptions {
@@ -21,6 +23,8 @@ struct BugBenchOptions {
   bool swarm = true;                   ///< measure swarm mode too
   bool explore = true;                 ///< measure the explorer too
   std::string only;                    ///< a file stem to measure alone (empty: every file)
+  /// Where the files' behaviour and check names are looked up (a user's cli_main passes its own).
+  const scenarios::Registry* registry = &scenarios::Registry::builtin();
 };
 
 /// Prints one line per bug, the targets' verdicts and the totals; returns a process exit code

@@ -1,7 +1,8 @@
 // index.html: one self-contained page (inline CSS and script, nothing fetched) with the
 // verdict, the checks (a failing one's witness linked to its instant on the timeline and its
-// line in trace.jsonl), the run's facts and reproduce command, the tree as an image, the
-// interactive timeline (timeline_html.hpp), and links to every file written beside it.
+// line in trace.jsonl), the metrics (the built-in ones and a user's), the run's facts and
+// reproduce command, the tree as an image, the interactive timeline (timeline_html.hpp), and
+// links to every file written beside it.
 
 #include <fmt/format.h>
 
@@ -75,6 +76,22 @@ std::string checks_table(const RunReport& r, const ReportSelection& written) {
   return out + "</table>\n";
 }
 
+/// The run's measurements, the built-in ones and a user's alike (summary.json's `metrics`): one
+/// number, or a list (one per occurrence: each failover), its first values shown.
+std::string metrics_table(const RunReport& r) {
+  if (r.metrics.empty()) return {};
+  std::string out = "<h2>Metrics</h2>\n<table>\n<tr><th>metric</th><th>value</th></tr>\n";
+  constexpr std::size_t kShown = 12;
+  for (const auto& [name, m] : r.metrics) {
+    std::string values;
+    for (std::size_t i = 0; i < m.values.size() && i < kShown; ++i) values += fmt::format("{}{:g}", i == 0 ? "" : ", ", m.values[i]);
+    if (m.values.size() > kShown) values += fmt::format(", ... ({} values)", m.values.size());
+    if (m.list) values = "[" + values + "]";
+    out += fmt::format("<tr class=\"metric\"><td><code>{}</code></td><td>{}</td></tr>\n", xml_escape(name), xml_escape(values));
+  }
+  return out + "</table>\n";
+}
+
 std::string facts(const RunReport& r) {
   std::string out = "<dl>\n";
   auto row = [&out](const char* k, const std::string& v) {
@@ -107,6 +124,7 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
     out += fmt::format("<p class=\"stopped\">{}: these are the reports of the run so far; no check was judged.</p>\n",
                        xml_escape(r.stopped));
   out += "<h2>Checks</h2>\n" + checks_table(r, written);
+  out += metrics_table(r);
   if (r.trace != nullptr) out += dataflow_html(flow_of(*r.trace, r.line_flow));
   out += "<h2>Run</h2>\n" + facts(r);
   if (written.tree) {

@@ -212,6 +212,20 @@ TEST_CASE("junit.xml has a test case per check and a failure that carries the re
   CHECK(xml.substr(failure, failure_end - failure).find(r.reproduce) != std::string::npos);
 }
 
+TEST_CASE("index.html shows the run's metrics - a user's beside the built-in ones - one number or a list", "[reports][html]") {
+  auto run = testing::pipeline_run({1_s}, 2_s);
+  RunReport& r = run.report;
+  r.metrics.clear();
+  CHECK(index_html(r, ReportSelection{}, TreeSvg{true, ""}).find("<h2>Metrics</h2>") == std::string::npos);
+  r.metrics["cache.hit_ratio"] = MetricValue{{0.25}, false};
+  r.metrics["failover_s"] = MetricValue{{1.5, 2}, true};
+  const std::string html = index_html(r, ReportSelection{}, TreeSvg{true, ""});
+  CHECK(testing::unbalanced_tags(html).empty());
+  CHECK(html.find("<h2>Metrics</h2>") != std::string::npos);
+  CHECK(html.find("<tr class=\"metric\"><td><code>cache.hit_ratio</code></td><td>0.25</td></tr>") != std::string::npos);
+  CHECK(html.find("<tr class=\"metric\"><td><code>failover_s</code></td><td>[1.5, 2]</td></tr>") != std::string::npos);
+}
+
 TEST_CASE("index.html shows the verdict and checks and facts and images and links and fetches nothing",
           "[reports][html]") {
   const auto run = testing::pipeline_run({1_s}, 2_s);

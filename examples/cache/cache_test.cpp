@@ -25,6 +25,12 @@ TEST_CASE("the cache answers every request through backend crashes - seeds Rapid
   lic::testing::prop_holds("cache.yaml holds", SCENARIOS "/cache.yaml", options({}));
 }
 
+// How a failing file looks in a test's log: the first failing seeds with the commands that
+// reproduce them, then the first one's detail and witness. The tag says this test must fail.
+TEST_CASE("require_holds on the known bug fails, and says why", "[!shouldfail]") {
+  lic::testing::require_holds(SCENARIOS "/cache_short_timeout.yaml", options({1, 20}));
+}
+
 TEST_CASE("a backend timeout shorter than the backend's latency is caught by cache.answered") {
   const lic::Scenario s = lic::testing::load_or_fail(SCENARIOS "/cache_short_timeout.yaml", cache::registry());
   lic::RunOptions o;
@@ -41,17 +47,58 @@ TEST_CASE("a backend timeout shorter than the backend's latency is caught by cac
   CHECK(lic::failure_id(r.checks[1]) == lic::FailureId{"cache.answered", "too_unavailable", {}});
   REQUIRE(r.checks[1].margin);
   CHECK(*r.checks[1].margin < 0);
+  // Its witness: the last unavailable answer, at the client that got it.
+  REQUIRE(r.checks[1].witness);
+  CHECK(r.checks[1].witness->processes == std::vector<std::string>{"/root/client"});
+  CHECK(r.checks[1].witness->why.find("the last unavailable answer") == 0);
+  // Our metric, measured on every run beside the built-in ones: few hits when every miss fails.
+  REQUIRE(r.metrics.count("cache.hit_ratio") == 1);
+  CHECK(r.metrics.at("cache.hit_ratio").values.at(0) < 0.5);
+}
+
+TEST_CASE("a word our behaviour does not know for a one-of argument: did you mean, at the value") {
+  const lic::ParseResult p = lic::parse_scenario(
+      "scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children:\n"
+      "    - {id: c, behaviour: cache.client, args: {retry: onse}}\n",
+      "x.yaml", cache::registry());
+  REQUIRE(p.errors.size() == 1);
+  CHECK(lic::format_diagnostic("x.yaml", p.errors[0]) ==
+        "x.yaml:5:54: argument 'retry' of 'cache.client': 'onse' is not one of none, once (did you mean 'once'?)");
+}
+
+TEST_CASE("retrying once answers what the first ask could not") {
+  const auto unavailable = [](const char* retry) {
+    lic::ParseResult p = lic::parse_scenario(
+        std::string("scenario: x\nphases: {chaos: 20s}\ntree:\n  root: {strategy: one_for_one}\n  children:\n"
+                    "    - {id: backend, behaviour: cache.backend, args: {fail: 20%}}\n"
+                    "    - {id: cache, behaviour: cache.server}\n"
+                    "    - {id: client, behaviour: cache.client, args: {retry: ") + retry + "}}\n",
+        "x.yaml", cache::registry());
+    REQUIRE(p.errors.empty());
+    lic::RunOptions o;
+    o.registry = &cache::registry();
+    const lic::RunResult r = lic::run(p.scenario, o);
+    std::int64_t n = 0;
+    for (const lic::TraceEvent& e : r.sim->trace().events())
+      n += e.kind == lic::EventKind::system && e.name == lic::Atom("answer") && e.text(lic::Atom("result")) == "unavailable";
+    return n;
+  };
+  const std::int64_t once = unavailable("once");
+  const std::int64_t none = unavailable("none");
+  INFO("unavailable answers: retry none " << none << ", once " << once);
+  CHECK(none > 0);
+  CHECK(once < none);
 }
 
 TEST_CASE("a mistake in our behaviour's arguments is reported at its place in the file") {
-  const lic::ParseResult p = lic::scenarios::parse_scenario(
+  const lic::ParseResult p = lic::parse_scenario(
       "scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children:\n"
       "    - {id: c, behaviour: cache.client, args: {keys: 0, intervall: 5ms}}\n",
       "x.yaml", cache::registry());
   REQUIRE(p.errors.size() == 2);
-  CHECK(lic::scenarios::format_diagnostic("x.yaml", p.errors[0]) ==
+  CHECK(lic::format_diagnostic("x.yaml", p.errors[0]) ==
         "x.yaml:5:53: argument 'keys' of 'cache.client': must be 1 or more");
-  CHECK(lic::scenarios::format_diagnostic("x.yaml", p.errors[1]) ==
+  CHECK(lic::format_diagnostic("x.yaml", p.errors[1]) ==
         "x.yaml:5:67: unknown argument 'intervall' for 'cache.client' (did you mean 'interval'? it takes cache, "
-        "interval, keys, timeout)");
+        "interval, keys, timeout, retry)");
 }

@@ -100,9 +100,9 @@ void add_budgets(CLI::App* c, scenarios::Budgets& b) {
 /// A subcommand: what it runs once its arguments are parsed.
 using Action = std::function<int()>;
 
-Action add_bench(CLI::App& app, const std::string& self) {
+Action add_bench(CLI::App& app, const tools::Invocation& cli) {
   auto o = std::make_shared<bench::BenchOptions>();
-  o->self_path = self;
+  o->self_path = cli.program;
   auto only = std::make_shared<std::string>("w1,w2,w3,pipeline,sweep,tree,supervised");
   auto backend = std::make_shared<std::string>("both");
   auto* b = app.add_subcommand("bench", "Run the benchmark workloads (docs/benchmarks.md) and print `name value unit` lines");
@@ -126,6 +126,7 @@ Action add_bench(CLI::App& app, const std::string& self) {
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
   b->add_option("--repeat", o->repeat, "Throughput figures are the best of this many runs; the sweep speed-up the median of this many pairs (at least 5)")->check(CLI::Range(1, 100));
   auto bugs = std::make_shared<bench::BugBenchOptions>();
+  bugs->registry = cli.registry;
   auto* bb = b->add_subcommand("bugs", "Runs to the first failure of each known bug in scenarios/bugs/: uniform seeds, swarm and the guided explorer on the same budget, their CPU time, the shrunk case's size, and issue 31's targets (docs/benchmarks.md)");
   bb->add_option("--dir", bugs->dir, "The bug files' folder (default scenarios/bugs)");
   bb->add_option("--only", bugs->only, "Measure the one bug file of this stem (e.g. rare_pause_past_lease)");
@@ -372,7 +373,7 @@ int command_line(int argc, char** argv, const scenarios::Registry& registry, boo
   app.require_subcommand(1);
   app.fallthrough(false);
   const tools::Invocation cli{&registry, program};
-  const std::vector<Action> actions{add_bench(app, cli.program), add_demo(app),           add_run(app, cli),
+  const std::vector<Action> actions{add_bench(app, cli), add_demo(app),           add_run(app, cli),
                                     add_validate(app, cli),     add_diagram(app, cli),  add_replay(app, cli),
                                     add_sweep(app, cli),        add_merge(app, cli),    add_shrink(app, cli),
                                     add_explore(app, cli)};

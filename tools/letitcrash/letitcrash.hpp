@@ -18,6 +18,7 @@
 #include "scenarios/args.hpp"
 #include "scenarios/behaviours/table.hpp"
 #include "scenarios/checks/table.hpp"
+#include "scenarios/file/fix.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/file/validate.hpp"
 #include "scenarios/file/write.hpp"
@@ -41,35 +42,66 @@
 
 namespace lic {
 
-// The names a user's project reaches for most, without the stage they live in.
-using scenarios::ArgInfo;
-using scenarios::Args;
+// The names a user's project reaches for, without the stage they live in. These are the stable
+// surface (docs/library.md, "What is kept stable"): within a minor version (0.2.x) a name here
+// keeps its meaning, a struct's fields keep their names and meanings (new ones may be added, with
+// defaults, at the end), and a function keeps its signature. What the stage namespaces hold
+// beyond these may move.
+
+// Registering behaviours and checks.
+using scenarios::ArgInfo;            // an argument: name, type, default, help
+using scenarios::Args;               // reads a behaviour's or check's arguments by type
 using scenarios::BehaviourFactory;
 using scenarios::BehaviourInfo;
 using scenarios::CheckInfo;
+using scenarios::MetricInfo;         // a measurement of every run: name, help, measure(in, out)
+using scenarios::Registry;
+
+// Judging a run: a check's input, its verdict (detail, witness, kind, roles, margin, judged) and
+// what a judged check became.
 using scenarios::CheckInput;
 using scenarios::CheckJudge;
 using scenarios::CheckResult;
+using scenarios::failure_id;
+using scenarios::FailureId;
+using scenarios::first_at;           // the first event at or after a time
+using scenarios::Verdict;
+using scenarios::Witness;            // where a verdict was decided: time, event, processes, why
+using scenarios::witness_at;         // a witness at an event
+using reports::MetricValue;          // one number, or a list of them (one per occurrence)
+using reports::Metrics;              // measurements by name
+
+// Formatting a detail the way the built-in checks do ("5%", "1.5s"); lic::format_duration and
+// lic::fraction_at_most / fraction_at_least come with sim/.
+using scenarios::format_ratio;
+
+// Reading, checking and writing scenario files.
+using scenarios::apply_fix;          // a bug file with its declared fix applied
+using scenarios::Diagnostic;         // a mistake at file:line:col
+using scenarios::format_diagnostic;
+using scenarios::load_scenario;
+using scenarios::parse_scenario;
+using scenarios::ParseResult;
+using scenarios::Scenario;
+using scenarios::to_yaml;
+using scenarios::validate;
+
+// Running, sweeping, searching and shrinking.
 using scenarios::explore;
 using scenarios::ExploreOptions;
 using scenarios::ExploreResult;
-using scenarios::failure_id;
-using scenarios::FailureId;
-using scenarios::load_scenario;
-using scenarios::ParseResult;
-using scenarios::Registry;
+using scenarios::replay;
+using scenarios::reproduce_command;  // the command line that runs a seed again
 using scenarios::run;
 using scenarios::run_seeds;
 using scenarios::RunOptions;
 using scenarios::RunResult;
-using scenarios::Scenario;
 using scenarios::SeedRange;
 using scenarios::SeedResult;
 using scenarios::shrink;
 using scenarios::ShrinkOptions;
 using scenarios::ShrinkResult;
 using scenarios::SweepOptions;
-using scenarios::Verdict;
 using scenarios::write_run_reports;
 
 }  // namespace lic

@@ -12,7 +12,8 @@
 //
 // A file that does not read fails the test with every diagnostic as file:line:col; a seed that
 // fails a check fails it, and the first failing seeds are printed on stderr, each with its checks
-// and the command that reproduces it (one line each, unwrapped). `prop_holds` is the RapidCheck
+// and the command that reproduces it (one line each, unwrapped), then the first of them again
+// with each failing check's detail and witness. `prop_holds` is the RapidCheck
 // form: seeds drawn by RapidCheck, whose reproduce string is printed when the test binary exits.
 // The project's test executable provides Catch2's main (`#define CATCH_CONFIG_MAIN` in one file).
 
@@ -63,6 +64,22 @@ inline std::string reproduce(const std::string& file, std::uint64_t seed, TieBre
   return scenarios::reproduce_command(program_of(o), file, seed, tie, std::nullopt);
 }
 
+/// Each failing check of `seed`, run again: its detail and its witness (where it was decided).
+inline std::string why_failed(const Scenario& s, std::uint64_t seed, const Registry& registry) {
+  RunOptions ro;
+  ro.seed = seed;
+  ro.registry = &registry;
+  const RunResult r = run(s, ro);
+  std::ostringstream out;
+  out << "  seed " << seed << ", why:\n";
+  for (const CheckResult& c : r.checks) {
+    if (c.passed) continue;
+    out << "    FAIL " << c.name << ": " << c.detail << "\n";
+    if (c.witness) out << "      at " << reports::format_witness(*c.witness) << "\n";
+  }
+  return out.str();
+}
+
 /// Every seed of o.seeds passes every check of `file`.
 inline void require_holds(const std::string& file, const HoldsOptions& o = {}) {
   const Registry& registry = registry_of(o);
@@ -80,7 +97,14 @@ inline void require_holds(const std::string& file, const HoldsOptions& o = {}) {
     for (const std::string& c : r.failed) checks += (checks.empty() ? "" : ", ") + c;
     lines << "  seed " << r.seed << " failed " << checks << "\n    " << reproduce(file, r.seed, s.tie_break, o) << "\n";
   }
-  if (failed > 0) std::cerr << file << ": " << failed << " of " << results.size() << " seeds failed:\n" << lines.str();
+  if (failed > 0) {
+    std::cerr << file << ": " << failed << " of " << results.size() << " seeds failed:\n" << lines.str();
+    for (const SeedResult& r : results) {  // the first failing seed again, with why it failed
+      if (r.passed) continue;
+      std::cerr << why_failed(s, r.seed, registry);
+      break;
+    }
+  }
   INFO(file << ": " << failed << " of " << results.size() << " seeds failed (the commands that reproduce them are on stderr)");
   CHECK(failed == 0);
 }

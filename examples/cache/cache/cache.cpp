@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -79,11 +78,12 @@ class Server final : public lic::Behaviour {
   std::map<std::int64_t, std::int64_t> held_;
 };
 
-/// The client: every `interval` asks the cache for one of `keys` keys.
+/// The client: every `interval` asks the cache for one of `keys` keys; with `retry_once`, asks
+/// again once when the answer is "unavailable".
 class Client final : public lic::Behaviour {
  public:
-  Client(lic::Atom cache, lic::Duration interval, std::int64_t keys, lic::Duration timeout)
-      : cache_(cache), interval_(interval), keys_(keys), timeout_(timeout) {}
+  Client(lic::Atom cache, lic::Duration interval, std::int64_t keys, lic::Duration timeout, bool retry_once)
+      : cache_(cache), interval_(interval), keys_(keys), timeout_(timeout), retry_once_(retry_once) {}
   lic::InitResult init(lic::Context& ctx) override {
     ctx.send_after(interval_, ctx.self(), kTick);
     return lic::InitResult::ok();
@@ -93,7 +93,8 @@ class Client final : public lic::Behaviour {
     ctx.send_after(interval_, ctx.self(), kTick);
     const auto key = static_cast<std::int64_t>(ctx.rng().uniform(static_cast<std::uint64_t>(keys_)));
     ctx.emit(kRequest, {{kN, ++n_}});
-    const lic::CallResult r = ctx.call(cache_, kGet, key, timeout_);
+    lic::CallResult r = ctx.call(cache_, kGet, key, timeout_);
+    if (retry_once_ && !(r.ok() && r.reply->tag == kValue)) r = ctx.call(cache_, kGet, key, timeout_);
     const bool answered = r.ok() && r.reply->tag == kValue;
     ctx.emit(kAnswer, {{kN, n_}, {kResult, answered ? kValue : kUnavailable}});
   }
@@ -103,6 +104,7 @@ class Client final : public lic::Behaviour {
   lic::Duration interval_;
   std::int64_t keys_;
   lic::Duration timeout_;
+  bool retry_once_;
   std::int64_t n_ = 0;
 };
 
@@ -111,27 +113,39 @@ class Client final : public lic::Behaviour {
 lic::CheckJudge answered(lic::Args& a) {
   const lic::Ratio most = a.ratio("max_unavailable");
   return [most](const lic::CheckInput& in) {
-    std::set<std::pair<lic::Pid, std::int64_t>> open;  // requests not answered yet
+    std::map<std::pair<lic::Pid, std::int64_t>, const lic::TraceEvent*> open;  // requests not answered yet
     std::int64_t requests = 0, unavailable = 0, abandoned = 0;
+    const lic::TraceEvent* last_unavailable = nullptr;
     for (const lic::TraceEvent& e : *in.events) {
       const std::int64_t* n = e.field<std::int64_t>(kN);
       if (e.kind == lic::EventKind::system && e.name == kRequest && n != nullptr) {
         ++requests;
-        open.insert({e.pid, *n});
+        open.emplace(std::pair{e.pid, *n}, &e);
       } else if (e.kind == lic::EventKind::system && e.name == kAnswer && n != nullptr) {
         open.erase({e.pid, *n});
-        if (e.text(kResult) == "unavailable") ++unavailable;
+        if (e.text(kResult) == "unavailable") ++unavailable, last_unavailable = &e;
       } else if (e.kind == lic::EventKind::exit) {
-        abandoned += static_cast<std::int64_t>(std::erase_if(open, [&](const auto& r) { return r.first == e.pid; }));
+        abandoned += static_cast<std::int64_t>(std::erase_if(open, [&](const auto& r) { return r.first.first == e.pid; }));
       }
     }
     const std::int64_t answers = requests - abandoned - static_cast<std::int64_t>(open.size());
     const bool few = lic::fraction_at_most(static_cast<std::uint64_t>(unavailable), static_cast<std::uint64_t>(answers), most);
     const bool passed = requests > 0 && open.empty() && few;
     lic::Verdict v{passed, std::to_string(requests) + " requests: " + std::to_string(answers) + " answered (" +
-                               std::to_string(unavailable) + " unavailable, at most " + lic::scenarios::format_ratio(most) +
+                               std::to_string(unavailable) + " unavailable, at most " + lic::format_ratio(most) +
                                " allowed), " + std::to_string(abandoned) + " abandoned by a client that died, " +
                                std::to_string(open.size()) + " unanswered"};
+    // Its witness: the event that decided it, shown in the report, linked to the timeline. The
+    // last "unavailable" answer, which left the share over the bound, or the first request still
+    // open. None: the run's end stands in.
+    if (!few && last_unavailable != nullptr) {
+      v.witness = lic::witness_at(*last_unavailable, {std::string(last_unavailable->label.name.text())},
+                                  "the last unavailable answer: " + std::to_string(unavailable) + " of " +
+                                      std::to_string(answers) + ", over " + lic::format_ratio(most));
+    } else if (!open.empty()) {
+      const lic::TraceEvent& first = *open.begin()->second;
+      v.witness = lic::witness_at(first, {std::string(first.label.name.text())}, "this request was never answered");
+    }
     // Its failure's identity: which of its ways to fail (the shrinker keeps that one, and
     // `explore --keep-going` tells them apart), and no roles: which client it was is no other bug.
     if (requests == 0) v.kind = "no_requests";
@@ -147,6 +161,19 @@ lic::CheckJudge answered(lic::Args& a) {
     if (requests == 0 || (few && !open.empty())) v.margin = -1.0;
     return v;
   };
+}
+
+/// `cache.hit_ratio`: the share of the cache's lookups it answered from memory. A measurement of
+/// every run (summary.json, results lines, `sweep --metrics cache.hit_ratio`), whatever the
+/// checks say; a run without a lookup adds nothing.
+void hit_ratio(const lic::CheckInput& in, lic::Metrics& out) {
+  std::int64_t lookups = 0, hits = 0;
+  for (const lic::TraceEvent& e : *in.events) {
+    if (e.kind != lic::EventKind::system || e.name != kLookup) continue;
+    ++lookups;
+    if (e.text(kResult) == "hit") ++hits;
+  }
+  if (lookups > 0) out["cache.hit_ratio"] = lic::MetricValue{{static_cast<double>(hits) / static_cast<double>(lookups)}};
 }
 
 }  // namespace
@@ -179,20 +206,24 @@ void add_to(lic::Registry& r) {
       {{"cache", "string", "Cache", "the cache's registered name"},
        {"interval", "duration", "50ms", "the time between requests"},
        {"keys", "int", "100", "how many different keys it asks for"},
-       {"timeout", "duration", "1s", "how long it waits for an answer"}},
+       {"timeout", "duration", "1s", "how long it waits for an answer"},
+       // One of a few words: another is refused at its place in the file, with "did you mean".
+       {"retry", "none|once", "none", "what it does when the answer is unavailable: nothing, or ask once more"}},
       [](lic::Args& a) -> lic::BehaviourFactory {
         const lic::Atom cache = a.atom("cache");
         const lic::Duration interval = a.positive("interval");
         const std::int64_t keys = a.integer("keys");
         if (keys < 1) a.invalid("keys", "must be 1 or more");
         const lic::Duration timeout = a.positive("timeout");
-        return [=](const std::string&) { return std::make_unique<Client>(cache, interval, keys, timeout); };
+        const bool retry_once = a.choice("retry") == "once";
+        return [=](const std::string&) { return std::make_unique<Client>(cache, interval, keys, timeout, retry_once); };
       }});
   r.add(lic::CheckInfo{"cache.answered",
                        "every client request was answered (unless its client died), at most `max_unavailable` of them "
                        "with unavailable",
                        {{"max_unavailable", "ratio", "0", "the largest share of answers that may be unavailable"}},
                        answered});
+  r.add(lic::MetricInfo{"cache.hit_ratio", "the share of the cache's lookups answered from memory", hit_ratio});
 }
 
 const lic::Registry& registry() {
