@@ -63,10 +63,10 @@ void check_point(const std::string& owner, const BuggifyPoint& p, const std::vec
 
 Registry Registry::with_builtins() {
   Registry r;
-  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours, pg_behaviours, leader_behaviours}) {
+  for (auto* list : {stock_behaviours, pipeline_behaviours, peer_behaviours, ingest_behaviours, pg_behaviours, leader_behaviours, kv_behaviours}) {
     for (BehaviourInfo& b : list()) r.add(std::move(b));
   }
-  for (auto* list : {builtin_checks, tree_checks, leader_checks}) {
+  for (auto* list : {builtin_checks, tree_checks, leader_checks, history_checks}) {
     for (CheckInfo& c : list()) r.add(std::move(c));
   }
   for (auto* list : {builtin_metrics, tree_metrics, leader_metrics}) {

@@ -52,5 +52,7 @@ std::vector<BehaviourInfo> ingest_behaviours();
 std::vector<BehaviourInfo> pg_behaviours();
 /// Seed 001's Coordinator: leader.coordinator.
 std::vector<BehaviourInfo> leader_behaviours();
+/// The primary-backup key-value store and its recording clients (behaviours/kv.cpp).
+std::vector<BehaviourInfo> kv_behaviours();
 
 }  // namespace lic::scenarios

@@ -139,6 +139,9 @@ std::vector<CheckInfo> leader_checks();
 /// failover_s and the leader-availability figures.
 std::vector<MetricInfo> leader_metrics();
 
+/// Operation histories: linearizable (checks/history.cpp).
+std::vector<CheckInfo> history_checks();
+
 /// The trees' own: clean_shutdown, never_gives_up, intensity_headroom (checks/tree_checks.cpp).
 std::vector<CheckInfo> tree_checks();
 /// intensity_peak(PATH) per supervisor and attempts_peak(PATH) per lifecycle service.

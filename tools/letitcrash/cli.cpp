@@ -15,6 +15,7 @@
 
 #include "bench/bench.hpp"
 #include "bench/bugs.hpp"
+#include "bench/histories.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/report.hpp"
 #include "tools/letitcrash/commands.hpp"
@@ -136,9 +137,14 @@ Action add_bench(CLI::App& app, const tools::Invocation& cli) {
   bb->add_flag("!--no-explore", bugs->explore, "Leave the explorer out");
   bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)")->check(count_check());
   bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
-  return [b, bb, o, bugs, only, backend] {
+  auto hist = std::make_shared<bench::HistoryBenchOptions>();
+  auto* bh = b->add_subcommand("histories", "The linearizability checker on Porcupine's test histories (Jepsen etcd, key-value): each verdict against Porcupine's, each time beside Porcupine's, a generated 100,000-operation history, and issue 38's targets (docs/history.md)");
+  bh->add_option("--dir", hist->dir, "The histories' folder (default conformance/porcupine)");
+  bh->add_option("--repeat", hist->repeat, "Each time is the best of this many checks (default 3)")->check(CLI::Range(1, 100));
+  return [b, bb, bh, o, bugs, hist, only, backend] {
     if (!b->parsed()) return -1;
     if (bb->parsed()) return bench::run_bugs(*bugs);
+    if (bh->parsed()) return bench::run_histories(*hist);
     const std::string list = "," + *only + ",";
     const auto picked = [&list](const char* w) { return list.find("," + std::string(w) + ",") != std::string::npos; };
     o->w1 = picked("w1");

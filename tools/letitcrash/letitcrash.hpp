@@ -13,8 +13,12 @@
 //   - builds its own `letitcrash` that knows its behaviours: main() returns
 //     lic::cli_main(argc, argv, registry);
 //   - in its Catch2 tests, asserts that a file holds over a range of seeds, a failure printing the
-//     command that reproduces it (<letitcrash/testing.hpp>, target letitcrash::testing).
+//     command that reproduces it (<letitcrash/testing.hpp>, target letitcrash::testing);
+//   - records the operations its clients make (lic::history::Client) and has them checked for
+//     linearizability (`linearizable` in a file, or lic::history::check_linearizable with a model
+//     of its own).
 
+#include "properties/history.hpp"
 #include "scenarios/args.hpp"
 #include "scenarios/behaviours/table.hpp"
 #include "scenarios/checks/table.hpp"

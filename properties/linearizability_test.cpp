@@ -1,0 +1,120 @@
+// The linearizability checker (properties/linearizability.hpp) on small histories whose verdict
+// is known by hand, one or two per model; Porcupine's own histories are in conformance/porcupine.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "properties/linearizability.hpp"
+
+using namespace lic::properties;
+
+namespace {
+
+Op op(std::int64_t client, std::int64_t call, std::int64_t ret, std::string f, std::string arg = {},
+      std::optional<std::string> value = std::nullopt, OpStatus status = OpStatus::ok, std::string key = {}) {
+  Op o;
+  o.client = client;
+  o.call = call;
+  o.ret = ret;
+  o.f = std::move(f);
+  o.arg = std::move(arg);
+  o.value = std::move(value);
+  o.status = status;
+  o.key = std::move(key);
+  return o;
+}
+
+Linearizable verdict(const std::vector<Op>& h, const char* model) { return check_linearizable(h, *find_model(model)).verdict; }
+
+}  // namespace
+
+TEST_CASE("linearizable: a register - concurrent writes may land in either order, a stale read after both is not", "[linearizability]") {
+  // write 1 and write 2 overlap; a read after both returns 2: write 1 then write 2.
+  std::vector<Op> h{op(1, 0, 10, "write", "1"), op(2, 5, 15, "write", "2"), op(3, 20, 25, "read", {}, "2")};
+  CHECK(verdict(h, "register") == Linearizable::yes);
+  h[2].value = "1";  // or 1: write 2 then write 1
+  CHECK(verdict(h, "register") == Linearizable::yes);
+  // A read that returns 1 after a later read returned 2, with no write between: not linearizable.
+  h.push_back(op(3, 30, 35, "read", {}, "1"));
+  h[2].value = "2";
+  const LinearizabilityResult r = check_linearizable(h, *find_model("register"));
+  REQUIRE(r.verdict == Linearizable::no);
+  REQUIRE(r.witness);
+  CHECK(r.witness->stuck == 3);  // the stale read cannot follow the longest prefix
+  CHECK(r.witness->prefix.size() == 3);
+  CHECK(describe(h[r.witness->stuck]) == "read() -> 1");
+}
+
+TEST_CASE("linearizable: a read of nothing before any write, and real time orders what does not overlap", "[linearizability]") {
+  CHECK(verdict({op(1, 0, 1, "read"), op(1, 2, 3, "write", "7"), op(2, 4, 5, "read", {}, "7")}, "register") == Linearizable::yes);
+  // The write completed before the read began: a read of nothing is stale.
+  CHECK(verdict({op(1, 0, 1, "write", "7"), op(2, 2, 3, "read")}, "register") == Linearizable::no);
+}
+
+TEST_CASE("linearizable: an info write may or may not take effect - up to the end of the history", "[linearizability]") {
+  // A write that timed out (info); a later read sees it, or does not: both are linearizable.
+  std::vector<Op> h{op(1, 0, 0, "write", "5", {}, OpStatus::info), op(2, 100, 101, "read", {}, "5")};
+  CHECK(verdict(h, "register") == Linearizable::yes);
+  h[1].value.reset();
+  CHECK(verdict(h, "register") == Linearizable::yes);
+  // A failed write did not take effect: reading its value is not linearizable.
+  h[0].status = OpStatus::fail;
+  h[0].ret = 1;
+  h[1].value = "5";
+  CHECK(verdict(h, "register") == Linearizable::no);
+}
+
+TEST_CASE("linearizable: a cas-register - a cas that failed saw another value", "[linearizability]") {
+  Op cas = op(1, 10, 11, "cas", "1");
+  cas.arg2 = "2";
+  std::vector<Op> h{op(1, 0, 1, "write", "1"), cas, op(2, 20, 21, "read", {}, "2")};
+  CHECK(verdict(h, "cas-register") == Linearizable::yes);
+  h[1].status = OpStatus::fail;  // its compare failed, yet the register held 1 and nothing else wrote
+  h[2].value = "1";
+  CHECK(verdict(h, "cas-register") == Linearizable::no);
+}
+
+TEST_CASE("linearizable: a key-value map is checked key by key - one bad key is enough", "[linearizability]") {
+  std::vector<Op> h{op(1, 0, 1, "append", "x", {}, OpStatus::ok, "a"), op(2, 0, 1, "append", "y", {}, OpStatus::ok, "b"),
+                    op(1, 2, 3, "append", "z", {}, OpStatus::ok, "a"), op(2, 4, 5, "get", {}, "xz", OpStatus::ok, "a"),
+                    op(2, 6, 7, "get", {}, "y", OpStatus::ok, "b")};
+  LinearizabilityResult r = check_linearizable(h, *find_model("kv"));
+  CHECK(r.verdict == Linearizable::yes);
+  CHECK(r.partitions == 2);
+  h[3].value = "zx";  // appends out of their real-time order
+  r = check_linearizable(h, *find_model("kv"));
+  REQUIRE(r.verdict == Linearizable::no);
+  CHECK(r.witness->key == "a");
+}
+
+TEST_CASE("linearizable: a set, a FIFO queue and a counter", "[linearizability]") {
+  CHECK(verdict({op(1, 0, 1, "add", "b"), op(2, 0, 1, "add", "a"), op(3, 2, 3, "read", {}, "a b")}, "set") == Linearizable::yes);
+  CHECK(verdict({op(1, 0, 1, "add", "b"), op(3, 2, 3, "read", {}, "a b")}, "set") == Linearizable::no);
+  CHECK(verdict({op(1, 0, 1, "enqueue", "1"), op(1, 2, 3, "enqueue", "2"), op(2, 4, 5, "dequeue", {}, "1"),
+                 op(2, 6, 7, "dequeue", {}, "2"), op(2, 8, 9, "dequeue")},
+                "queue") == Linearizable::yes);
+  CHECK(verdict({op(1, 0, 1, "enqueue", "1"), op(1, 2, 3, "enqueue", "2"), op(2, 4, 5, "dequeue", {}, "2")}, "queue") ==
+        Linearizable::no);
+  CHECK(verdict({op(1, 0, 10, "add", "3"), op(2, 0, 10, "add", "-1"), op(3, 5, 6, "read", {}, "3"), op(3, 11, 12, "read", {}, "2")},
+                "counter") == Linearizable::yes);
+  CHECK(verdict({op(1, 0, 1, "add", "3"), op(3, 5, 6, "read", {}, "4")}, "counter") == Linearizable::no);
+}
+
+TEST_CASE("linearizable: the same history gives the same verdict, prefix and window", "[linearizability]") {
+  std::vector<Op> h;
+  for (int i = 0; i < 40; ++i) h.push_back(op(i % 5, i * 3, i * 3 + 7, i % 3 == 0 ? "read" : "write", std::to_string(i % 4),
+                                           i % 3 == 0 ? std::optional<std::string>(std::to_string((i / 3) % 4)) : std::nullopt));
+  const LinearizabilityResult a = check_linearizable(h, *find_model("register"));
+  const LinearizabilityResult b = check_linearizable(h, *find_model("register"));
+  CHECK(a.verdict == b.verdict);
+  CHECK(a.steps == b.steps);
+  REQUIRE(a.witness.has_value() == b.witness.has_value());
+  if (a.witness) {
+    CHECK(a.witness->prefix == b.witness->prefix);
+    CHECK(a.witness->window == b.witness->window);
+  }
+  CHECK(find_model("no such model") == nullptr);
+  CHECK(model_names().size() == 6);
+}

@@ -1,0 +1,100 @@
+// `linearizable` over the operations behaviours record (issue 38): the key-value store's stale
+// read found and fixed, a malformed history named, a model name checked at its place.
+
+#include <catch2/catch.hpp>
+
+#include "properties/history.hpp"
+#include "scenarios/file/fix.hpp"
+#include "scenarios/registry.hpp"
+#include "scenarios/testing/run_text.hpp"
+
+using namespace lic;
+using namespace lic::scenarios;
+using lic::scenarios::testing::check_named;
+
+namespace {
+
+const char* const kBug = LIC_SOURCE_DIR "/scenarios/bugs/kv_async_replication_stale_read.yaml";
+
+/// A client that records one write and then completes it twice, or completes an operation it
+/// never invoked.
+class Sloppy final : public Behaviour {
+ public:
+  explicit Sloppy(bool twice) : twice_(twice) {}
+  InitResult init(Context& ctx) override {
+    const history::OpId id = h_.invoke(ctx, "write", "x", "1");
+    h_.ok(ctx, id);
+    if (twice_) h_.ok(ctx, id);
+    else h_.ok(ctx, id + 7);
+    return InitResult::ok();
+  }
+
+ private:
+  bool twice_;
+  history::Client h_;
+};
+
+RunResult run_sloppy(bool twice) {
+  Registry r = Registry::with_builtins();
+  r.add(BehaviourInfo{"my.sloppy", "records badly", {{"twice", "bool", "true", "complete twice, or complete a stranger"}},
+                      [](Args& a) -> BehaviourFactory {
+                        const bool both = a.flag("twice");
+                        return [both](const std::string&) { return std::make_unique<Sloppy>(both); };
+                      }});
+  const ParseResult p = parse_scenario(std::string("scenario: s\nphases: {chaos: 1s}\ntree:\n  root: {strategy: one_for_one}\n"
+                                                   "  children:\n    - {id: c, behaviour: my.sloppy, args: {twice: ") +
+                                           (twice ? "true" : "false") + "}}\nchecks:\n  - {linearizable: {model: register}}\n",
+                                       "s.yaml", r);
+  REQUIRE(p.ok());
+  RunOptions o;
+  o.registry = &r;
+  return run(p.scenario, o);
+}
+
+}  // namespace
+
+TEST_CASE("linearizable: the store's stale read fails at its seed, names the read and the writes it missed - the fix passes", "[history]") {
+  const Scenario s = testing::load_valid(kBug);
+  const RunResult bad = run(s);
+  const CheckResult& c = check_named(bad, "linearizable");
+  INFO(c.detail);
+  CHECK_FALSE(c.passed);
+  CHECK(c.kind == "not_linearizable");
+  CHECK(c.detail.find("not linearizable as a kv (key '") == 0);
+  CHECK(c.detail.find("fits nowhere among the") != std::string::npos);
+  REQUIRE(c.witness);
+  CHECK(c.witness->processes.size() == 1);
+  CHECK(c.witness->why.find("read(k") == 0);
+  const ParseResult fixed = apply_fix(s);
+  REQUIRE(fixed.ok());
+  const RunResult good = run(fixed.scenario);
+  INFO(check_named(good, "linearizable").detail);
+  CHECK(check_named(good, "linearizable").passed);
+  CHECK(check_named(good, "linearizable").detail.find("linearizable as a kv: ") == 0);
+}
+
+TEST_CASE("linearizable: an operation completed twice, or a completion of no invocation, fails naming it", "[history]") {
+  const RunResult twice = run_sloppy(true);
+  const CheckResult& a = check_named(twice, "linearizable");
+  CHECK_FALSE(a.passed);
+  CHECK(a.kind == "malformed_history");
+  CHECK(a.detail == "the history is malformed: operation 1 of /root/c completed twice");
+  const RunResult stranger = run_sloppy(false);
+  const CheckResult& b = check_named(stranger, "linearizable");
+  CHECK_FALSE(b.passed);
+  CHECK(b.detail == "the history is malformed: a completion (op_ok, op 8) by /root/c, which invoked no such operation");
+}
+
+TEST_CASE("linearizable: a run that recorded nothing is not judged - a model name that does not exist is a mistake at its place", "[history]") {
+  const RunResult r = testing::run_text("scenario: e\nphases: {chaos: 1s}\ntree:\n  root: {strategy: one_for_one}\n  children:\n"
+                                        "    - {id: w, behaviour: idle}\nchecks:\n  - {linearizable: {model: kv}}\n");
+  CHECK(check_named(r, "linearizable").passed);
+  CHECK_FALSE(check_named(r, "linearizable").judged);
+  const ParseResult p = parse_scenario("scenario: e\ntree:\n  root: {strategy: one_for_one}\n  children:\n    - {id: w, behaviour: idle}\n"
+                                       "checks:\n  - {linearizable: {model: cas-registr}}\n",
+                                       "e.yaml");
+  REQUIRE(p.errors.size() == 1);
+  CHECK(format_diagnostic("e.yaml", p.errors[0]) ==
+        "e.yaml:7:28: argument 'model' of check 'linearizable': 'cas-registr' is not one of register, cas-register, kv, set, "
+        "queue, counter (did you mean 'cas-register'?)");
+}
