@@ -25,6 +25,10 @@ void Client::fail(Context& ctx, OpId id) { ctx.emit(kOpFail, {{kOp, id}}); }
 
 void Client::info(Context& ctx, OpId id) { ctx.emit(kOpInfo, {{kOp, id}}); }
 
+void sent(Context& ctx, const std::string& id) { ctx.emit(kMsgSent, {{kMsgId, id}}); }
+
+void received(Context& ctx, const std::string& id) { ctx.emit(kMsgReceived, {{kMsgId, id}}); }
+
 Recorded read_history(const EventLog& events) {
   Recorded h;
   std::map<std::pair<Pid, OpId>, std::size_t> open;  // (client, id) -> index into h.ops

@@ -70,6 +70,15 @@ class Client {
   OpId next_ = 0;
 };
 
+/// Message delivery, for `delivery` (exactly_once, at_least_once, at_most_once): the sender records
+/// each message it sends by an id of its own choosing, the receiver each it takes in. Events
+/// msg_sent and msg_received, field `id`.
+inline const Atom kMsgSent{"msg_sent"};
+inline const Atom kMsgReceived{"msg_received"};
+inline const Atom kMsgId{"id"};
+void sent(Context& ctx, const std::string& id);
+void received(Context& ctx, const std::string& id);
+
 /// A history read back from a trace: its operations (times are the events' indexes, so that
 /// same-instant events keep their order), and its mistakes: a completion with no invocation
 /// open (or from another process than the one that invoked), an operation completed twice.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "properties/history.hpp"
 #include "properties/linearizability.hpp"
@@ -73,6 +74,64 @@ Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_
   return v;
 }
 
+/// `delivery`: each message id sent (msg_sent) against its receipts (msg_received). A message
+/// sent after the chaos phase of a run with a quiet phase may still be on its way: not lost.
+Verdict delivery(const CheckInput& in, bool at_least, bool at_most) {
+  struct Seen {
+    const TraceEvent* sent = nullptr;
+    const TraceEvent* second = nullptr;  // its second receipt
+    std::size_t received = 0;
+  };
+  std::map<std::string, Seen> ids;
+  const TraceEvent* phantom = nullptr;
+  std::size_t sent = 0, received = 0;
+  for (const TraceEvent& e : *in.events) {
+    if (e.kind != EventKind::system || (e.name != history::kMsgSent && e.name != history::kMsgReceived)) continue;
+    const std::string id = e.text(history::kMsgId);
+    Seen& s = ids[id];
+    if (e.name == history::kMsgSent) {
+      ++sent;
+      if (s.sent == nullptr) s.sent = &e;
+      continue;
+    }
+    ++received;
+    if (s.sent == nullptr && phantom == nullptr) phantom = &e;
+    if (++s.received == 2) s.second = &e;
+  }
+  if (sent == 0 && received == 0) {
+    Verdict v{true, "not judged: no message was recorded (msg_sent, msg_received)"};
+    v.judged = false;
+    return v;
+  }
+  const bool settles = in.quiet_ran;  // a quiet phase: what was sent in the chaos phase had time to arrive
+  std::size_t lost = 0, duplicated = 0;
+  const TraceEvent* first_lost = nullptr;
+  const TraceEvent* first_dup = nullptr;
+  std::string lost_id, dup_id;
+  for (const auto& [id, s] : ids) {
+    if (s.sent != nullptr && s.received == 0 && (!settles || s.sent->time < in.phases.chaos_end)) {
+      ++lost;
+      if (first_lost == nullptr || s.sent->seq < first_lost->seq) first_lost = s.sent, lost_id = id;
+    }
+    if (s.received > 1) {
+      ++duplicated;
+      if (first_dup == nullptr || s.second->seq < first_dup->seq) first_dup = s.second, dup_id = id;
+    }
+  }
+  const std::string counts = fmt::format("{} messages sent, {} receipts: {} lost, {} delivered more than once", sent, received, lost, duplicated);
+  Verdict v{true, counts};
+  const auto fail = [&](const char* kind, const TraceEvent* at, const std::string& why) {
+    v.passed = false;
+    v.kind = kind;
+    v.detail = why + "; " + counts;
+    v.witness = witness_at(*at, {std::string(at->label.name.text())}, why);
+  };
+  if (phantom != nullptr) fail("phantom", phantom, "message '" + phantom->text(history::kMsgId) + "' was received but never sent");
+  else if (at_most && first_dup != nullptr) fail("duplicated", first_dup, "message '" + dup_id + "' was received a second time here");
+  else if (at_least && first_lost != nullptr) fail("lost", first_lost, "message '" + lost_id + "', sent here, was never received");
+  return v;
+}
+
 }  // namespace
 
 std::vector<CheckInfo> history_checks() {
@@ -91,6 +150,17 @@ std::vector<CheckInfo> history_checks() {
         if (m == nullptr) return {};
         const std::uint64_t budget = static_cast<std::uint64_t>(std::max<std::int64_t>(steps, 1));
         return [m, budget](const CheckInput& in) { return judge(in, *m, budget); };
+      }});
+  r.push_back(CheckInfo{
+      "delivery",
+      "each message a behaviour recorded as sent (msg_sent) was received (msg_received) as `guarantee` says: exactly_once, "
+      "at_least_once (none lost) or at_most_once (none twice); a receipt of no send always fails",
+      {{"guarantee", "exactly_once|at_least_once|at_most_once", "", "what the system promises"}},
+      [](Args& a) -> CheckJudge {
+        const std::string g = a.choice("guarantee");
+        const bool at_least = g != "at_most_once";
+        const bool at_most = g != "at_least_once";
+        return [at_least, at_most](const CheckInput& in) { return delivery(in, at_least, at_most); };
       }});
   return r;
 }

@@ -98,3 +98,86 @@ TEST_CASE("linearizable: a run that recorded nothing is not judged - a model nam
         "e.yaml:7:28: argument 'model' of check 'linearizable': 'cas-registr' is not one of register, cas-register, kv, set, "
         "queue, counter (did you mean 'cas-register'?)");
 }
+
+namespace {
+
+const Atom kMsg("msg");
+
+/// Sends message 1, 2, ... every 10 ms to the process registered `Inbox`, recording each.
+class Sender final : public Behaviour {
+ public:
+  InitResult init(Context& ctx) override {
+    ctx.send_after(10 * kMillisecond, ctx.self(), kMsg);
+    return InitResult::ok();
+  }
+  void handle_info(Context& ctx, const Message& m) override {
+    if (m.tag != kMsg) return;
+    ctx.send_after(10 * kMillisecond, ctx.self(), kMsg);
+    const std::string id = std::to_string(++n_);
+    history::sent(ctx, id);
+    ctx.send(Atom("Inbox"), Atom("item"), id);
+  }
+
+ private:
+  std::int64_t n_ = 0;
+};
+
+/// Records each item it takes in.
+class Inbox final : public Behaviour {
+ public:
+  InitResult init(Context& ctx) override {
+    ctx.register_name(Atom("Inbox"));
+    return InitResult::ok();
+  }
+  void handle_info(Context& ctx, const Message& m) override {
+    if (const std::string* id = m.tag == Atom("item") ? m.payload.get<std::string>() : nullptr) history::received(ctx, *id);
+  }
+};
+
+RunResult run_delivery(const std::string& faults, const std::string& guarantee) {
+  Registry r = Registry::with_builtins();
+  r.add(BehaviourInfo{"my.sender", "sends", {}, [](Args&) -> BehaviourFactory {
+                        return [](const std::string&) { return std::make_unique<Sender>(); };
+                      }});
+  r.add(BehaviourInfo{"my.inbox", "receives", {}, [](Args&) -> BehaviourFactory {
+                        return [](const std::string&) { return std::make_unique<Inbox>(); };
+                      }});
+  const std::string text = "scenario: d\nphases: {chaos: 2s, quiet: 1s}\nnodes: [a, b]\ntrees:\n"
+                           "  - {id: s, node: a, supervisor: {strategy: one_for_one}, children: [{id: c, behaviour: my.sender}]}\n"
+                           "  - {id: r, node: b, supervisor: {strategy: one_for_one}, children: [{id: c, behaviour: my.inbox}]}\n" +
+                           faults + "checks:\n  - {delivery: {guarantee: " + guarantee + "}}\n";
+  const ParseResult p = parse_scenario(text, "d.yaml", r);
+  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic("d.yaml", d));
+  REQUIRE(p.ok());
+  RunOptions o;
+  o.registry = &r;
+  return run(p.scenario, o);
+}
+
+}  // namespace
+
+TEST_CASE("delivery: a clean link delivers exactly once - loss fails at_least_once naming the first lost id - duplication fails at_most_once", "[history]") {
+  const RunResult clean = run_delivery("", "exactly_once");
+  INFO(check_named(clean, "delivery").detail);
+  CHECK(check_named(clean, "delivery").passed);
+  CHECK(check_named(clean, "delivery").detail.find(" 0 lost, 0 delivered more than once") != std::string::npos);
+
+  const std::string loss = "faults:\n  - {at: 500ms, loss: [a], to: [b], ratio: 50%, duration: 1s}\n";
+  const RunResult lossy = run_delivery(loss, "at_least_once");
+  const CheckResult& lost = check_named(lossy, "delivery");
+  CHECK_FALSE(lost.passed);
+  CHECK(lost.kind == "lost");
+  CHECK(lost.detail.find("was never received") != std::string::npos);
+  REQUIRE(lost.witness);
+  CHECK(lost.witness->processes == std::vector<std::string>{"/s/c"});
+  CHECK(check_named(run_delivery(loss, "at_most_once"), "delivery").passed);  // losing is allowed there
+
+  const std::string dup = "faults:\n  - {at: 500ms, duplicate: [a], to: [b], ratio: 50%, duration: 1s}\n";
+  const RunResult duplicating = run_delivery(dup, "at_most_once");
+  const CheckResult& twice = check_named(duplicating, "delivery");
+  CHECK_FALSE(twice.passed);
+  CHECK(twice.kind == "duplicated");
+  CHECK(twice.witness->processes == std::vector<std::string>{"/r/c"});
+  CHECK(check_named(run_delivery(dup, "at_least_once"), "delivery").passed);
+  CHECK_FALSE(check_named(run_delivery(dup, "exactly_once"), "delivery").passed);
+}
