@@ -194,6 +194,10 @@ class PerfettoWriter {
                    network_thread("fault " + b.label), b.from, b.to, Json::object()));
       return;
     }
+    if (b.kind == BandKind::history) {  // a failing linearizable's operation, on a track of its own
+      add(complete(b.label, "history", network_pid_, network_thread("history"), b.from, b.to, Json::object()));
+      return;
+    }
     if (b.kind == BandKind::partition) {
       add(complete("partition " + b.label, "partition", network_pid_, network_thread(b.label), b.from, b.to,
                    Json::object()));

@@ -390,6 +390,8 @@ const char* to_string(BandKind k) {
       return "reorder";
     case BandKind::clog:
       return "clog";
+    case BandKind::history:
+      return "history";
   }
   return "?";
 }
@@ -442,6 +444,27 @@ void leadership_of(const EventLog& events, Time end, RunView& v) {
   for (const properties::Holding& h : properties::holdings(events, end)) v.holders.push_back({h.from, h.to, h.node});
 }
 
+/// A failing `linearizable`'s operation that fits nowhere (its witness is the operation's
+/// completion) as a band from its op_invoke to that completion: what the window is about.
+void history_bands(const RunReport& r, std::vector<Band>& bands) {
+  if (r.trace == nullptr) return;
+  static const Atom kInvoke("op_invoke"), kOp("op");
+  for (const CheckOutcome& c : r.checks) {
+    if (c.passed || c.kind != "not_linearizable" || !c.witness || c.witness->event >= r.trace->size()) continue;
+    const TraceEvent& done = (*r.trace)[c.witness->event];
+    const std::int64_t* op = done.field<std::int64_t>(kOp);
+    if (op == nullptr) continue;
+    for (std::size_t i = c.witness->event; i-- > 0;) {
+      const TraceEvent& e = (*r.trace)[i];
+      const std::int64_t* id = e.kind == EventKind::system && e.name == kInvoke && e.pid == done.pid ? e.field<std::int64_t>(kOp) : nullptr;
+      if (id == nullptr || *id != *op) continue;
+      bands.push_back(Band{e.time, std::max(done.time, e.time + Duration{1}), BandKind::history,
+                           c.name + ": " + c.witness->why});
+      break;
+    }
+  }
+}
+
 RunView view_of(const RunReport& r) {
   RunView v;
   v.end = r.end;
@@ -472,6 +495,7 @@ RunView view_of(const RunReport& r) {
   v.backlogs = backlogs_of(r.trace != nullptr ? *r.trace : kNoEvents);
   v.world_marks = std::move(f.world_marks);
   v.bands = std::move(f.bands);
+  history_bands(r, v.bands);
   v.quiet_from = f.quiet_from;
   v.nodes = std::move(f.nodes);
   leadership_of(r.trace != nullptr ? *r.trace : kNoEvents, v.end, v);

@@ -33,10 +33,11 @@ struct Mark {
   std::string detail;  ///< the reason, the start number, the fault's name and kind
 };
 
-enum class BandKind : std::uint8_t { partition, pause, node_down, draining, loss, duplicate, reorder, clog };
-constexpr std::size_t kBandKinds = 8;
+enum class BandKind : std::uint8_t { partition, pause, node_down, draining, loss, duplicate, reorder, clog, history };
+constexpr std::size_t kBandKinds = 9;
 /// "partition", "pause", "node_down", "draining" (a task between SIGTERM and its end), and the
-/// link faults' windows: "loss", "duplicate", "reorder", "clog".
+/// link faults' windows: "loss", "duplicate", "reorder", "clog"; "history": an operation that fits
+/// no linearization (a failing `linearizable`), from its invocation to its completion.
 const char* to_string(BandKind k);
 
 struct Band {

@@ -186,7 +186,7 @@ const char* const kStyle = R"(<style>
 .restart{fill:#1e88e5;stroke:#0d47a1;stroke-width:.5}.escalation{fill:#8e24aa;stroke:#4a148c;stroke-width:.8}
 .fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}.mark{cursor:help}
 .band,.shade{opacity:.18}.shade{pointer-events:none}.band{opacity:.55}
-.partition{fill:#7e57c2}.pause{fill:#fdd835}.node_down{fill:#616161}.draining{fill:#ff7043}
+.partition{fill:#7e57c2}.pause{fill:#fdd835}.node_down{fill:#616161}.draining{fill:#ff7043}.history{fill:#c2185b}
 .loss{fill:#e53935}.duplicate{fill:#1e88e5}.reorder{fill:#8d6e63}.clog{fill:#6d4c41}
 .phase.chaos{fill:#ffcdd2}.phase.quiet{fill:#c8e6c9}
 .backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane-label.backlog{font-style:italic}.lane-label.role{font-weight:bold}
@@ -211,7 +211,7 @@ std::string legend(const RunView& v) {
   static constexpr std::array<std::pair<BandKind, const char*>, kBandKinds> kColours{
       {{BandKind::partition, "#7e57c2"}, {BandKind::pause, "#fdd835"}, {BandKind::node_down, "#616161"},
        {BandKind::draining, "#ff7043"}, {BandKind::loss, "#e53935"}, {BandKind::duplicate, "#1e88e5"},
-       {BandKind::reorder, "#8d6e63"}, {BandKind::clog, "#6d4c41"}}};
+       {BandKind::reorder, "#8d6e63"}, {BandKind::clog, "#6d4c41"}, {BandKind::history, "#c2185b"}}};
   if (std::any_of(v.lanes.begin(), v.lanes.end(), [](const Lane& l) { return !l.states.empty(); }))
     out += "<span>a service's state, under its lane: <i class=\"sw\" style=\"background:#fff176\"></i>waiting "
            "<i class=\"sw\" style=\"background:#64b5f6\"></i>starting <i class=\"sw\" style=\"background:#a5d6a7\"></i>running "

@@ -51,7 +51,7 @@ const char* const kStyle =
     ".partition{fill:#7e57c2;opacity:.16}.pause{fill:#fdd835;opacity:.28}.node_down{fill:#616161;opacity:.22}"
     "\n"
     ".draining{fill:#ff7043;opacity:.18}.loss{fill:#e53935;opacity:.10}.duplicate{fill:#1e88e5;opacity:.10}"
-    ".reorder{fill:#8d6e63;opacity:.14}.clog{fill:#6d4c41;opacity:.16}.backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane.backlog{font-style:italic}\n"
+    ".reorder{fill:#8d6e63;opacity:.14}.clog{fill:#6d4c41;opacity:.16}.history{fill:#c2185b;opacity:.30}.backlog{fill:#26a69a;stroke:#00695c;stroke-width:.6;opacity:.85}.lane.backlog{font-style:italic}\n"
     ".believed{fill:#ffb300}.write{stroke:#37474f;stroke-width:1}.unsafe{stroke:#d50000;stroke-width:2}.unsafe_sw{fill:#d50000}"
     ".write_sw{fill:#37474f}.holder{stroke:#ffffff;stroke-width:.5}.holdertext{font-size:10px;fill:#ffffff}.lane.role{font-weight:bold}\n"
     "</style>\n";
@@ -283,6 +283,7 @@ class TimelineWriter {
       return std::any_of(v_.bands.begin(), v_.bands.end(), [k](const Band& b) { return b.kind == k; });
     };
     if (present(BandKind::draining)) swatch("draining", "draining (SIGTERM to exit)", 170);
+    if (present(BandKind::history)) swatch("history", "not linearizable", 110);
     for (const auto& [k, t, w] : {std::tuple{BandKind::loss, "loss", 48.0}, std::tuple{BandKind::duplicate, "duplication", 90.0},
                                   std::tuple{BandKind::reorder, "reordering", 84.0}, std::tuple{BandKind::clog, "clog", 48.0}})
       if (present(k)) swatch(to_string(k), t, w);

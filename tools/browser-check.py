@@ -693,6 +693,20 @@ def check_trace_link(b, folder):
     return "a.trace-link points at trace.jsonl, which exists (%d links)" % len(hrefs)
 
 
+def check_history_band(b, folder):
+    """A failing `linearizable` (summary.json) shows on the timeline as a .band.history over the
+    operation that fits nowhere, once the witness link has centred the window on it."""
+    summary = read_json(os.path.join(folder, "summary.json")) if folder else None
+    if not isinstance(summary, dict) or not any(c.get("kind") == "not_linearizable" for c in summary.get("checks", [])):
+        return None
+    tips = b.js("[...document.querySelectorAll('.band.history')].map(e => e.getAttribute('data-tip') || '')")
+    if not tips:
+        raise CheckFailed("summary.json has a not_linearizable check but the timeline draws no .band.history")
+    if not any("linearizable" in t for t in tips):
+        raise CheckFailed("the .band.history tooltips do not name the check: %s" % json.dumps(tips[:2]))
+    return "the timeline draws the operation that fits nowhere as a history band (%s)" % tips[0][:80]
+
+
 def run_page_checks(b, folder, report):
     report("timeline present", lambda: check_timeline(b))
     report("hover a mark", lambda: hover_tip(b, ".mark[data-tip]", "a .mark"))
@@ -704,6 +718,7 @@ def run_page_checks(b, folder, report):
     b.move(1, 1)
     report("zoom", lambda: check_zoom(b))
     report("witness link", lambda: check_witness(b, folder), skip="no failing check with a witness on this page")
+    report("history band", lambda: check_history_band(b, folder), skip="no not_linearizable check on this page")
     report("trace link", lambda: check_trace_link(b, folder), skip="no a.trace-link on this page")
 
 

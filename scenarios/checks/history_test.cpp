@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "properties/history.hpp"
+#include "reports/run_view.hpp"
+#include "scenarios/run/report.hpp"
 #include "scenarios/file/fix.hpp"
 #include "scenarios/registry.hpp"
 #include "scenarios/testing/run_text.hpp"
@@ -180,4 +182,20 @@ TEST_CASE("delivery: a clean link delivers exactly once - loss fails at_least_on
   CHECK(twice.witness->processes == std::vector<std::string>{"/r/c"});
   CHECK(check_named(run_delivery(dup, "at_least_once"), "delivery").passed);
   CHECK_FALSE(check_named(run_delivery(dup, "exactly_once"), "delivery").passed);
+}
+
+TEST_CASE("linearizable: the operation that fits nowhere is a history band on the timeline - from its invocation to its completion", "[history]") {
+  const Scenario s = testing::load_valid(kBug);
+  const RunResult r = run(s);
+  const reports::RunReport report = make_report(s, r, kBug, "");
+  const reports::RunView v = reports::view_of(report);
+  std::vector<const reports::Band*> bands;
+  for (const reports::Band& b : v.bands)
+    if (b.kind == reports::BandKind::history) bands.push_back(&b);
+  REQUIRE(bands.size() == 1);
+  const CheckResult& c = check_named(r, "linearizable");
+  REQUIRE(c.witness);
+  CHECK(bands[0]->to.ns == c.witness->t_ns);  // it ends at the completion the witness names
+  CHECK(bands[0]->from < bands[0]->to);
+  CHECK(bands[0]->label.find("linearizable: read(k") == 0);
 }
