@@ -118,3 +118,35 @@ TEST_CASE("linearizable: the same history gives the same verdict, prefix and win
   CHECK(find_model("no such model") == nullptr);
   CHECK(model_names().size() == 6);
 }
+
+TEST_CASE("linearizable: a model of one's own - a bank account that never goes below zero", "[linearizability]") {
+  // The state is the balance as text; `deposit N` always works, `withdraw N` works (ok) when the
+  // balance covers it and is refused (fail) when it does not, `balance` reads it.
+  const Model account{"account", [] { return ModelState("0"); },
+                      [](const ModelState& s, const Op& op, ModelState& next) {
+                        const long long have = std::stoll(s);
+                        const long long n = op.arg.empty() ? 0 : std::stoll(op.arg);
+                        next = s;
+                        if (op.f == "deposit") {
+                          if (op.status != OpStatus::fail) next = std::to_string(have + n);
+                          return true;
+                        }
+                        if (op.f == "withdraw") {
+                          if (op.status == OpStatus::fail) return have < n;  // refused: it did not cover it
+                          if (have < n) return op.status == OpStatus::info;  // unknown: it did not happen
+                          next = std::to_string(have - n);
+                          return true;
+                        }
+                        return op.f == "balance" && (op.status != OpStatus::ok || op.value == s);
+                      }};
+  // Two withdrawals of 70 from 100 at once: one succeeds and one is refused. Both succeeding is
+  // a double spend.
+  std::vector<Op> h{op(1, 0, 1, "deposit", "100"), op(2, 2, 5, "withdraw", "70"), op(3, 2, 5, "withdraw", "70", {}, OpStatus::fail),
+                    op(1, 6, 7, "balance", {}, "30")};
+  CHECK(check_linearizable(h, account).verdict == Linearizable::yes);
+  h[2].status = OpStatus::ok;
+  const LinearizabilityResult r = check_linearizable(h, account);
+  CHECK(r.verdict == Linearizable::no);
+  REQUIRE(r.witness);
+  CHECK(describe(h[r.witness->stuck]).find("withdraw(70)") == 0);
+}
