@@ -33,21 +33,30 @@ struct Open {
   }
 };
 
+/// Calls `line(n, text)` for each line of `path`; false (with `error`) when it cannot be read or
+/// a line says so (by returning false).
+template <class F>
+bool each_line(const std::string& path, std::string& error, F line) {
+  std::ifstream in(path);
+  if (!in) {
+    error = path + ": cannot be read";
+    return false;
+  }
+  std::string text;
+  for (std::int64_t n = 1; std::getline(in, text); ++n)
+    if (!line(n, text)) return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<Op> read_jepsen_etcd(const std::string& path, std::string& error) {
   static const std::regex line_re(R"(^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s+:(read|write|cas)\s+(.*)$)");
   static const std::regex pair_re(R"(^\[(\d+)\s+(\d+)\]$)");
-  std::ifstream in(path);
-  if (!in) {
-    error = path + ": cannot be read";
-    return {};
-  }
   Open open;
-  std::string line;
-  for (std::int64_t n = 1; std::getline(in, line); ++n) {
+  const bool read = each_line(path, error, [&](std::int64_t n, const std::string& line) {
     std::smatch m;
-    if (!std::regex_match(line, m, line_re)) continue;  // the log's other lines: not operations
+    if (!std::regex_match(line, m, line_re)) return true;  // the log's other lines: not operations
     const std::int64_t proc = std::stoll(m[1].str());
     const std::string type = m[2].str(), f = m[3].str(), v = m[4].str();
     std::smatch pair;
@@ -66,28 +75,23 @@ std::vector<Op> read_jepsen_etcd(const std::string& path, std::string& error) {
       if (f == "read" && v != "nil") op->value = v;
     } else {
       error = path + ":" + std::to_string(n) + ": a completion with no invocation open for process " + m[1].str();
-      return {};
+      return false;
     }
-  }
-  return std::move(open.ops);
+    return true;
+  });
+  return read ? std::move(open.ops) : std::vector<Op>{};
 }
 
 std::vector<Op> read_jepsen_kv(const std::string& path, std::string& error) {
   static const std::regex line_re(
       R"re(^\{:process (\d+), :type :(invoke|ok|fail|info), :f :(get|put|append), :key "([^"]*)", :value (nil|"([^"]*)")\}$)re");
-  std::ifstream in(path);
-  if (!in) {
-    error = path + ": cannot be read";
-    return {};
-  }
   Open open;
-  std::string line;
-  for (std::int64_t n = 1; std::getline(in, line); ++n) {
+  const bool read = each_line(path, error, [&](std::int64_t n, const std::string& line) {
     std::smatch m;
     if (!std::regex_match(line, m, line_re)) {
-      if (line.empty()) continue;
+      if (line.empty()) return true;
       error = path + ":" + std::to_string(n) + ": not a key-value operation";
-      return {};
+      return false;
     }
     const std::int64_t proc = std::stoll(m[1].str());
     const std::string type = m[2].str(), f = m[3].str();
@@ -103,10 +107,11 @@ std::vector<Op> read_jepsen_kv(const std::string& path, std::string& error) {
       if (f == "get") op->value = m[6].str();
     } else {
       error = path + ":" + std::to_string(n) + ": a completion with no invocation open for process " + m[1].str();
-      return {};
+      return false;
     }
-  }
-  return std::move(open.ops);
+    return true;
+  });
+  return read ? std::move(open.ops) : std::vector<Op>{};
 }
 
 }  // namespace lic::properties

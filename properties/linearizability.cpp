@@ -105,16 +105,23 @@ bool counter_step(const ModelState& s, const Op& op, ModelState& next) {
   return true;
 }
 
+/// The built-in models' inert operations: a read that did not complete, and a failed operation
+/// other than a cas or a dequeue (whose failure says what the state was not).
+bool builtin_inert(const Op& o) {
+  const bool reads = o.f == "read" || o.f == "get";
+  return (reads && o.status != OpStatus::ok) || (o.status == OpStatus::fail && o.f != "cas" && o.f != "dequeue");
+}
+
 const std::vector<Model>& models() {
   static const std::vector<Model> all{
       {"register", [] { return ModelState(); },
-       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, false); }, false},
+       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, false); }, false, builtin_inert},
       {"cas-register", [] { return ModelState(); },
-       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, true); }, false},
-      {"kv", [] { return ModelState(); }, kv_step, true},
-      {"set", [] { return ModelState(); }, set_step, false},
-      {"queue", [] { return ModelState(); }, queue_step, false},
-      {"counter", [] { return ModelState(); }, counter_step, false},
+       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, true); }, false, builtin_inert},
+      {"kv", [] { return ModelState(); }, kv_step, true, builtin_inert},
+      {"set", [] { return ModelState(); }, set_step, false, builtin_inert},
+      {"queue", [] { return ModelState(); }, queue_step, false, builtin_inert},
+      {"counter", [] { return ModelState(); }, counter_step, false, builtin_inert},
   };
   return all;
 }
@@ -321,17 +328,10 @@ SearchResult search(const std::vector<Op>& history, const Partition& p, const Mo
   return r;
 }
 
-/// An operation that neither changes nor observes the state: a read that did not complete, a
-/// write that failed. Left out of the search (it fits anywhere).
-bool inert(const Op& o) {
-  const bool reads = o.f == "read" || o.f == "get";
-  return (reads && o.status != OpStatus::ok) || (o.status == OpStatus::fail && o.f != "cas" && o.f != "dequeue");
-}
-
 std::vector<Partition> partitions(const std::vector<Op>& history, const Model& model) {
   std::map<std::string, Partition> by;
   for (std::size_t i = 0; i < history.size(); ++i) {
-    if (inert(history[i])) continue;
+    if (model.inert && model.inert(history[i])) continue;
     const std::string key = model.by_key ? history[i].key : std::string();
     by[key].key = key;
     by[key].ops.push_back(i);

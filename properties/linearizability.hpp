@@ -53,6 +53,10 @@ struct Model {
   std::function<bool(const ModelState& state, const Op& op, ModelState& next)> step;
   /// Check the operations of each key apart (keys that never interact).
   bool by_key = false;
+  /// Operations that neither change nor observe the state (a read that did not complete), left
+  /// out of the search as they fit anywhere. Empty: every operation is searched (a model of
+  /// one's own whose refused operations say something about the state keeps them all).
+  std::function<bool(const Op&)> inert{};
 };
 
 /// register (read, write), cas-register (read, write, cas), kv (a map of registers: read, write,

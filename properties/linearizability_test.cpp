@@ -149,4 +149,8 @@ TEST_CASE("linearizable: a model of one's own - a bank account that never goes b
   CHECK(r.verdict == Linearizable::no);
   REQUIRE(r.witness);
   CHECK(describe(h[r.witness->stuck]).find("withdraw(70)") == 0);
+  // A refusal says something too: refusing 70 when the balance held 100 is not what the account
+  // does (a model of one's own keeps its failed operations in the search).
+  const std::vector<Op> refused{op(1, 0, 1, "deposit", "100"), op(2, 2, 3, "withdraw", "70", {}, OpStatus::fail)};
+  CHECK(check_linearizable(refused, account).verdict == Linearizable::no);
 }

@@ -18,6 +18,16 @@ namespace {
 
 const char* const kBug = LIC_SOURCE_DIR "/scenarios/bugs/kv_async_replication_stale_read.yaml";
 
+/// Reads `text` (it must be valid) with `r`'s behaviours and checks, and runs it.
+RunResult run_with(const Registry& r, const std::string& text) {
+  const ParseResult p = parse_scenario(text, "t.yaml", r);
+  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic("t.yaml", d));
+  REQUIRE(p.ok());
+  RunOptions o;
+  o.registry = &r;
+  return run(p.scenario, o);
+}
+
 /// A client that records one write and then completes it twice, or completes an operation it
 /// never invoked.
 class Sloppy final : public Behaviour {
@@ -43,14 +53,9 @@ RunResult run_sloppy(bool twice) {
                         const bool both = a.flag("twice");
                         return [both](const std::string&) { return std::make_unique<Sloppy>(both); };
                       }});
-  const ParseResult p = parse_scenario(std::string("scenario: s\nphases: {chaos: 1s}\ntree:\n  root: {strategy: one_for_one}\n"
-                                                   "  children:\n    - {id: c, behaviour: my.sloppy, args: {twice: ") +
-                                           (twice ? "true" : "false") + "}}\nchecks:\n  - {linearizable: {model: register}}\n",
-                                       "s.yaml", r);
-  REQUIRE(p.ok());
-  RunOptions o;
-  o.registry = &r;
-  return run(p.scenario, o);
+  return run_with(r, std::string("scenario: s\nphases: {chaos: 1s}\ntree:\n  root: {strategy: one_for_one}\n"
+                                 "  children:\n    - {id: c, behaviour: my.sloppy, args: {twice: ") +
+                         (twice ? "true" : "false") + "}}\nchecks:\n  - {linearizable: {model: register}}\n");
 }
 
 }  // namespace
@@ -148,12 +153,7 @@ RunResult run_delivery(const std::string& faults, const std::string& guarantee) 
                            "  - {id: s, node: a, supervisor: {strategy: one_for_one}, children: [{id: c, behaviour: my.sender}]}\n"
                            "  - {id: r, node: b, supervisor: {strategy: one_for_one}, children: [{id: c, behaviour: my.inbox}]}\n" +
                            faults + "checks:\n  - {delivery: {guarantee: " + guarantee + "}}\n";
-  const ParseResult p = parse_scenario(text, "d.yaml", r);
-  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic("d.yaml", d));
-  REQUIRE(p.ok());
-  RunOptions o;
-  o.registry = &r;
-  return run(p.scenario, o);
+  return run_with(r, text);
 }
 
 }  // namespace
