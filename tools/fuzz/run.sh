@@ -28,8 +28,13 @@ case "$seconds" in ''|*[!0-9]*) echo "fuzz/run.sh: --seconds takes a whole numbe
 
 "$root/tools/setup.sh" --fuzz --build-dir "$build_dir" --no-build
 mkdir -p "$build_dir"
-cmake -S "$root" -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++ -DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build_dir/fuzz-configure.log" 2>&1 || { cat "$build_dir/fuzz-configure.log" >&2; exit 1; }
+# A folder already built with the fuzzer's instrumentation (CI's sanitizer stage: `tools/test.sh
+# --sanitize --fuzz`) is used as it is, its tests and flags kept; any other is configured here.
+if ! grep -qs '^LETITCRASH_FUZZ:BOOL=ON$' "$build_dir/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build_dir" -DCMAKE_CXX_COMPILER=clang++ -DLETITCRASH_FUZZ=ON -DLETITCRASH_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+    >"$build_dir/fuzz-configure.log" 2>&1 || { cat "$build_dir/fuzz-configure.log" >&2; exit 1; }
+fi
 for t in "${targets[@]}"; do
   cmake --build "$build_dir" -j "$(nproc 2>/dev/null || echo 2)" --target "lic_fuzz_$t" >"$build_dir/fuzz-build.log" 2>&1 ||
     { grep -E "error" "$build_dir/fuzz-build.log" | head -n 40 >&2; echo "fuzz/run.sh: build of lic_fuzz_$t failed" >&2; exit 1; }
