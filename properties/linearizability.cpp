@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -115,10 +116,10 @@ bool builtin_inert(const Op& o) {
 const std::vector<Model>& models() {
   static const std::vector<Model> all{
       {"register", [] { return ModelState(); },
-       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, false); }, false, builtin_inert},
+       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, false); }, false, builtin_inert, true},
       {"cas-register", [] { return ModelState(); },
-       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, true); }, false, builtin_inert},
-      {"kv", [] { return ModelState(); }, kv_step, true, builtin_inert},
+       [](const ModelState& s, const Op& op, ModelState& n) { return register_step(s, op, n, true); }, false, builtin_inert, true},
+      {"kv", [] { return ModelState(); }, kv_step, true, builtin_inert, true},
       {"set", [] { return ModelState(); }, set_step, false, builtin_inert},
       {"queue", [] { return ModelState(); }, queue_step, false, builtin_inert},
       {"counter", [] { return ModelState(); }, counter_step, false, builtin_inert},
@@ -229,6 +230,7 @@ void unlift(Node* call) {
 struct Partition {
   std::string key;
   std::vector<std::size_t> ops;  ///< indexes into the history
+  std::size_t unseen = 0;        ///< unknown writes left out (leave_out_unseen_writes)
 };
 
 struct SearchResult {
@@ -328,6 +330,27 @@ SearchResult search(const std::vector<Op>& history, const Partition& p, const Mo
   return r;
 }
 
+/// Model::blind_writes: an unknown write of a value that no other operation of the partition
+/// mentions can take effect last, where nothing sees it; it is left out (counted apart). An empty
+/// value stays (a read of nothing mentions it in its way).
+void leave_out_unseen_writes(const std::vector<Op>& history, Partition& p) {
+  const auto unknown_write = [&](std::size_t i) { return history[i].status == OpStatus::info && history[i].f == "write"; };
+  std::set<std::string_view> seen;
+  for (const std::size_t i : p.ops) {
+    const Op& o = history[i];
+    if (o.value) seen.insert(*o.value);
+    if (unknown_write(i)) continue;
+    seen.insert(o.arg);
+    seen.insert(o.arg2);
+  }
+  std::vector<std::size_t> kept;
+  for (const std::size_t i : p.ops) {
+    if (unknown_write(i) && !history[i].arg.empty() && !seen.contains(history[i].arg)) ++p.unseen;
+    else kept.push_back(i);
+  }
+  p.ops = std::move(kept);
+}
+
 std::vector<Partition> partitions(const std::vector<Op>& history, const Model& model) {
   std::map<std::string, Partition> by;
   for (std::size_t i = 0; i < history.size(); ++i) {
@@ -337,7 +360,10 @@ std::vector<Partition> partitions(const std::vector<Op>& history, const Model& m
     by[key].ops.push_back(i);
   }
   std::vector<Partition> out;
-  for (auto& [k, p] : by) out.push_back(std::move(p));
+  for (auto& [k, p] : by) {
+    if (model.blind_writes) leave_out_unseen_writes(history, p);
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
@@ -378,7 +404,10 @@ LinearizabilityResult check_linearizable(const std::vector<Op>& history, const M
   LinearizabilityResult r;
   const std::vector<Partition> parts = partitions(history, model);
   r.partitions = parts.size();
-  for (const Partition& p : parts) r.operations += p.ops.size();
+  for (const Partition& p : parts) {
+    r.operations += p.ops.size();
+    r.unseen_writes += p.unseen;
+  }
   // One refuted partition refutes the history, and a hard partition can take far longer to settle
   // than an easy one takes to refute. So every unsettled partition gets a slice of steps in turn,
   // the slice growing fourfold a round (a partition's search starts again each round: at most a

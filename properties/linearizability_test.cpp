@@ -154,3 +154,43 @@ TEST_CASE("linearizable: a model of one's own - a bank account that never goes b
   const std::vector<Op> refused{op(1, 0, 1, "deposit", "100"), op(2, 2, 3, "withdraw", "70", {}, OpStatus::fail)};
   CHECK(check_linearizable(refused, account).verdict == Linearizable::no);
 }
+
+TEST_CASE("linearizable: unknown writes nothing saw are left out - decided at once where the full search runs out", "[linearizability]") {
+  // A client whose 40 writes all timed out (a store cut off), each still open to the end, then
+  // writes and reads of its own: every unknown write could land anywhere after its invocation.
+  std::vector<Op> h;
+  for (int i = 0; i < 40; ++i) h.push_back(op(1 + i % 4, i * 10, 0, "write", "lost" + std::to_string(i), {}, OpStatus::info));
+  for (int i = 0; i < 20; ++i) {
+    h.push_back(op(9, 1000 + i * 10, 1001 + i * 10, "write", std::to_string(i)));
+    h.push_back(op(9, 1002 + i * 10, 1003 + i * 10, "read", {}, std::to_string(i)));
+  }
+  const LinearizabilityResult r = check_linearizable(h, *find_model("register"));
+  CHECK(r.verdict == Linearizable::yes);
+  CHECK(r.unseen_writes == 40);
+  CHECK(r.operations == 40);
+  // A stale read among them is still found: an unknown write cannot excuse it. Refuting it with
+  // every unknown write searched means trying each subset of them: out of any budget.
+  h.back().value = "3";
+  CHECK(check_linearizable(h, *find_model("register")).verdict == Linearizable::no);
+  Model full = *find_model("register");
+  full.blind_writes = false;
+  LinearizabilityOptions small;
+  small.max_steps = 1'000'000;
+  CHECK(check_linearizable(h, full, small).verdict == Linearizable::unknown);
+}
+
+TEST_CASE("linearizable: an unknown write some operation saw is kept - by a read's value or a cas's argument", "[linearizability]") {
+  // The read of 5 is explained only by the timed-out write of 5: leaving it out would refute it.
+  std::vector<Op> h{op(1, 0, 0, "write", "5", {}, OpStatus::info), op(2, 100, 101, "read", {}, "5")};
+  LinearizabilityResult r = check_linearizable(h, *find_model("register"));
+  CHECK(r.verdict == Linearizable::yes);
+  CHECK(r.unseen_writes == 0);
+  // A cas from 5 to 6 that succeeded, then a read of 6: the unknown write is what it compared.
+  Op cas = op(3, 50, 60, "cas", "5");
+  cas.arg2 = "6";
+  h[1].value = "6";
+  h.insert(h.begin() + 1, cas);
+  r = check_linearizable(h, *find_model("cas-register"));
+  CHECK(r.verdict == Linearizable::yes);
+  CHECK(r.unseen_writes == 0);
+}
