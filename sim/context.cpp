@@ -214,6 +214,11 @@ void Context::unregister_name(Atom name) {
 
 Pid Context::whereis(Atom name) const { return sim_->whereis(name); }
 
+Atom Context::node_of(Pid p) const {
+  const Process* q = kernel(*sim_).find(p);
+  return q != nullptr ? q->node : Atom();
+}
+
 CallResult Context::call(Atom name, Atom tag, Payload payload, Duration timeout) {
   const Pid to = whereis(name);
   if (!to) {

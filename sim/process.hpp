@@ -206,6 +206,10 @@ class Context {
   void register_name(Atom name);
   void unregister_name(Atom name);
   Pid whereis(Atom name) const;
+  /// The node `p` runs on (Erlang's node/1), e.g. to reach the replica beside the process a
+  /// leader election registered; an empty Atom once `p` has ended (the simulation keeps no
+  /// record of a dead process's node).
+  Atom node_of(Pid p) const;
 
   // gen_server.
   CallResult call(Pid to, Atom tag, Payload payload = {}, Duration timeout = kSecond * 5);

@@ -112,7 +112,7 @@ std::string sample(const std::string& type) {
 }  // namespace
 
 TEST_CASE("catalogue: sorted by name - every argument has a known type - fallbacks read back - required ones are accepted when given", "[catalogue]") {
-  const std::vector<std::string> kTypes{"duration", "ratio", "int", "string", "reason", "init results", "bool"};
+  const std::vector<std::string> kTypes{"duration", "ratio", "int", "string", "reason", "init results", "bool", "list"};
   const std::vector<BehaviourInfo>& all = Registry::builtin().behaviours();
   REQUIRE(all.size() >= 12);
   for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i - 1].name < all[i].name);
