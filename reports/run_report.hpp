@@ -59,6 +59,10 @@ struct Witness {
   std::uint64_t event = 0;
   std::vector<std::string> processes;
   std::string why;
+  /// Other events the verdict names, by index: a non-linearizable history's last operations of
+  /// the longest linearizable prefix and those concurrent with the one that fits nowhere (each
+  /// one's completion, an unknown one's invocation). The timeline marks them.
+  std::vector<std::uint64_t> related{};
   bool operator==(const Witness&) const = default;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "properties/leader.hpp"
+#include "properties/linearizability.hpp"
 
 #include "sim/trace_keys.hpp"
 #include "supervision/events.hpp"
@@ -368,6 +369,8 @@ const char* to_string(MarkKind k) {
       return "escalation";
     case MarkKind::fault:
       return "fault";
+    case MarkKind::operation:
+      return "operation";
   }
   return "?";
 }
@@ -444,26 +447,68 @@ void leadership_of(const EventLog& events, Time end, RunView& v) {
   for (const properties::Holding& h : properties::holdings(events, end)) v.holders.push_back({h.from, h.to, h.node});
 }
 
+namespace {
+
+/// The index of the op_invoke of the operation `done` completes (by the same process), or
+/// `done` itself when none is found before it.
+std::size_t invocation_of(const EventLog& t, std::size_t done) {
+  static const Atom kInvoke("op_invoke"), kOp("op");
+  const std::int64_t* op = t[done].field<std::int64_t>(kOp);
+  if (op == nullptr || t[done].name == kInvoke) return done;
+  for (std::size_t i = done; i-- > 0;) {
+    const TraceEvent& e = t[i];
+    const std::int64_t* id = e.kind == EventKind::system && e.name == kInvoke && e.pid == t[done].pid ? e.field<std::int64_t>(kOp) : nullptr;
+    if (id != nullptr && *id == *op) return i;
+  }
+  return done;
+}
+
+/// "read(k1) -> 9.8", from an operation's invocation and completion events.
+std::string operation_text(const TraceEvent& invoke, const TraceEvent& done) {
+  static const Atom kF("f"), kKey("key"), kArg("arg"), kArg2("arg2"), kValue("value"), kOk("op_ok"), kFail("op_fail");
+  properties::Op o;
+  o.f = invoke.text(kF);
+  o.key = invoke.text(kKey);
+  o.arg = invoke.text(kArg);
+  o.arg2 = invoke.text(kArg2);
+  o.status = done.name == kOk ? properties::OpStatus::ok : done.name == kFail ? properties::OpStatus::fail : properties::OpStatus::info;
+  if (done.name == kOk && done.field<std::string>(kValue) != nullptr) o.value = *done.field<std::string>(kValue);
+  return properties::describe(o);
+}
+
+/// A failing `linearizable`'s window: each operation its witness names besides the one that fits
+/// nowhere is a mark on its client's lane, at its completion.
+void history_marks(const RunReport& r, std::vector<Lane>& lanes) {
+  for (const CheckOutcome& c : r.checks) {
+    if (c.passed || c.kind != "not_linearizable" || !c.witness) continue;
+    for (const std::uint64_t i : c.witness->related) {
+      if (i >= r.trace->size()) continue;
+      const TraceEvent& done = (*r.trace)[i];
+      const std::string path(done.label.name.text());
+      const auto lane = std::find_if(lanes.begin(), lanes.end(), [&](const Lane& l) { return l.path == path; });
+      if (lane == lanes.end()) continue;
+      const std::string what = operation_text((*r.trace)[invocation_of(*r.trace, i)], done);
+      lane->marks.push_back({done.time, MarkKind::operation, c.name + ": " + what + " (the longest linearizable prefix's end, or concurrent with the operation that fits nowhere)"});
+      std::stable_sort(lane->marks.begin(), lane->marks.end(), [](const Mark& a, const Mark& b) { return a.at < b.at; });
+    }
+  }
+}
+
 /// A failing `linearizable`'s operation that fits nowhere (its witness is the operation's
 /// completion) as a band from its op_invoke to that completion: what the window is about.
 void history_bands(const RunReport& r, std::vector<Band>& bands) {
   if (r.trace == nullptr) return;
-  static const Atom kInvoke("op_invoke"), kOp("op");
   for (const CheckOutcome& c : r.checks) {
     if (c.passed || c.kind != "not_linearizable" || !c.witness || c.witness->event >= r.trace->size()) continue;
+    const std::size_t invoke = invocation_of(*r.trace, c.witness->event);
+    if (invoke == c.witness->event) continue;
+    const TraceEvent& e = (*r.trace)[invoke];
     const TraceEvent& done = (*r.trace)[c.witness->event];
-    const std::int64_t* op = done.field<std::int64_t>(kOp);
-    if (op == nullptr) continue;
-    for (std::size_t i = c.witness->event; i-- > 0;) {
-      const TraceEvent& e = (*r.trace)[i];
-      const std::int64_t* id = e.kind == EventKind::system && e.name == kInvoke && e.pid == done.pid ? e.field<std::int64_t>(kOp) : nullptr;
-      if (id == nullptr || *id != *op) continue;
-      bands.push_back(Band{e.time, std::max(done.time, e.time + Duration{1}), BandKind::history,
-                           c.name + ": " + c.witness->why});
-      break;
-    }
+    bands.push_back(Band{e.time, std::max(done.time, e.time + Duration{1}), BandKind::history, c.name + ": " + c.witness->why});
   }
 }
+
+}  // namespace
 
 RunView view_of(const RunReport& r) {
   RunView v;
@@ -496,6 +541,7 @@ RunView view_of(const RunReport& r) {
   v.world_marks = std::move(f.world_marks);
   v.bands = std::move(f.bands);
   history_bands(r, v.bands);
+  if (r.trace != nullptr) history_marks(r, v.lanes);
   v.quiet_from = f.quiet_from;
   v.nodes = std::move(f.nodes);
   leadership_of(r.trace != nullptr ? *r.trace : kNoEvents, v.end, v);

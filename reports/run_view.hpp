@@ -23,8 +23,11 @@ enum class MarkKind : std::uint8_t {
                ///< service going from failed to starting
   escalation,  ///< reached_max_restart_intensity: the supervisor gave up
   fault,       ///< fault_injected (on the lane of its pid; the world's otherwise)
+  operation,   ///< an operation a failing `linearizable` names (Witness::related: the longest
+               ///< linearizable prefix's end, the window), at its completion
 };
-/// "crash", "kill", "restart", "escalation", "fault".
+constexpr std::size_t kMarkKinds = 6;
+/// "crash", "kill", "restart", "escalation", "fault", "operation".
 const char* to_string(MarkKind k);
 
 struct Mark {

@@ -129,9 +129,11 @@ std::string summary_json(const RunReport& r) {
     if (!c.passed) check["kind"] = c.kind, check["roles"] = c.roles;
     if (!c.judged) check["judged"] = false;  // it holds: the run gave it nothing to judge
     if (c.margin) check["margin"] = *c.margin;
-    if (c.witness)
+    if (c.witness) {
       check["witness"] = {{"t_ns", c.witness->t_ns}, {"event", c.witness->event}, {"processes", c.witness->processes},
                           {"why", c.witness->why}};
+      if (!c.witness->related.empty()) check["witness"]["related"] = c.witness->related;
+    }
     checks.push_back(std::move(check));
   }
   j["checks"] = std::move(checks);

@@ -99,7 +99,7 @@
       last[m[1]] = out.length;
       out.push({x: mx, kind: m[1], first: m[0], last: m[4] || m[0], n: m[3] || 1, tip: m[2]});
     });
-    var layer = {restart: 0, fault: 1, crash: 2, kill: 3, escalation: 4};
+    var layer = {restart: 0, operation: 1, fault: 2, crash: 3, kill: 4, escalation: 5};
     out.sort(function (a, b) { return layer[a.kind] - layer[b.kind]; });
     return out;
   }
@@ -111,6 +111,7 @@
       case 'crash': return '<path' + a + ' d="M' + num(X - s) + ',' + num(cy - s) + 'h' + num(2 * s) + 'l' + num(-s) + ',' + num(2 * s) + 'z"/>';
       case 'kill': return '<path' + a + ' d="M' + num(X - s) + ',' + num(cy - s) + 'l' + num(2 * s) + ',' + num(2 * s) + 'm0,' + num(-2 * s) + 'l' + num(-2 * s) + ',' + num(2 * s) + '"/>';
       case 'restart': return '<circle' + a + ' cx="' + num(X) + '" cy="' + num(cy) + '" r="' + num(s * 0.8) + '"/>';
+      case 'operation': return '<path' + a + ' d="M' + num(X) + ',' + num(cy - 1.4 * s) + 'v' + num(2.8 * s) + '"/>';
       case 'escalation': return '<path' + a + ' d="M' + num(X) + ',' + num(cy - 1.4 * s) + 'l' + num(1.4 * s) + ',' + num(1.4 * s) + 'l' + num(-1.4 * s) + ',' + num(1.4 * s) + 'l' + num(-1.4 * s) + ',' + num(-1.4 * s) + 'z"/>';
       default: return '<path' + a + ' d="M' + num(X - s) + ',' + num(cy + s) + 'h' + num(2 * s) + 'l' + num(-s) + ',' + num(-2 * s) + 'z"/>';
     }

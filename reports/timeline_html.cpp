@@ -33,7 +33,7 @@ constexpr std::int64_t kResolution = 100'000;
 /// share it.
 Json marks_json(const std::vector<Mark>& marks, std::int64_t res, const char* prefix) {
   Json out = Json::array();
-  std::array<std::optional<std::size_t>, 5> last{};
+  std::array<std::optional<std::size_t>, kMarkKinds> last{};
   for (const Mark& m : marks) {
     auto& l = last[static_cast<std::size_t>(m.kind)];
     if (l && m.at.ns - out[*l][0].get<std::int64_t>() < res) {
@@ -184,7 +184,7 @@ const char* const kStyle = R"(<style>
 #timeline .stripe{fill:#f4f6f8}#timeline .grid{stroke:#dcdcdc;stroke-width:1}.nodesep{stroke:#90a4ae;stroke-width:1}
 .up{fill:#43a047}.down{fill:#ef9a9a}.crash{fill:#d32f2f;stroke:#7f0000;stroke-width:.5}.kill{fill:none;stroke:#212121;stroke-width:1.6}
 .restart{fill:#1e88e5;stroke:#0d47a1;stroke-width:.5}.escalation{fill:#8e24aa;stroke:#4a148c;stroke-width:.8}
-.fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}.mark{cursor:help}
+.fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}.operation{fill:none;stroke:#c2185b;stroke-width:2}.mark{cursor:help}
 .band,.shade{opacity:.18}.shade{pointer-events:none}.band{opacity:.55}
 .partition{fill:#7e57c2}.pause{fill:#fdd835}.node_down{fill:#616161}.draining{fill:#ff7043}.history{fill:#c2185b}
 .loss{fill:#e53935}.duplicate{fill:#1e88e5}.reorder{fill:#8d6e63}.clog{fill:#6d4c41}
@@ -208,6 +208,10 @@ std::string legend(const RunView& v) {
   for (const auto& [c, w] : {std::pair{"#d32f2f", "crash"}, std::pair{"#212121", "kill"}, std::pair{"#1e88e5", "restart"},
                              std::pair{"#8e24aa", "escalation (gave up)"}, std::pair{"#fb8c00", "fault injected"}})
     out += fmt::format("<span><i class=\"sw\" style=\"background:{}\"></i>{}</span>", c, w);
+  if (std::any_of(v.lanes.begin(), v.lanes.end(), [](const Lane& l) {
+        return std::any_of(l.marks.begin(), l.marks.end(), [](const Mark& m) { return m.kind == MarkKind::operation; });
+      }))
+    out += "<span><i class=\"sw\" style=\"background:#c2185b;width:2px\"></i>an operation concurrent with the one that fits nowhere</span>";
   static constexpr std::array<std::pair<BandKind, const char*>, kBandKinds> kColours{
       {{BandKind::partition, "#7e57c2"}, {BandKind::pause, "#fdd835"}, {BandKind::node_down, "#616161"},
        {BandKind::draining, "#ff7043"}, {BandKind::loss, "#e53935"}, {BandKind::duplicate, "#1e88e5"},

@@ -47,7 +47,7 @@ const char* const kStyle =
     ".crash{fill:#d32f2f;stroke:#7f0000;stroke-width:.5}.kill{fill:none;stroke:#212121;stroke-width:1.6}\n"
     ".restart{fill:#1e88e5;stroke:#0d47a1;stroke-width:.5}.escalation{fill:#8e24aa;stroke:#4a148c;stroke-"
     "width:.8}\n"
-    ".fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}\n"
+    ".fault{fill:#fb8c00;stroke:#e65100;stroke-width:.5}.operation{fill:none;stroke:#c2185b;stroke-width:2}\n"
     ".partition{fill:#7e57c2;opacity:.16}.pause{fill:#fdd835;opacity:.28}.node_down{fill:#616161;opacity:.22}"
     "\n"
     ".draining{fill:#ff7043;opacity:.18}.loss{fill:#e53935;opacity:.10}.duplicate{fill:#1e88e5;opacity:.10}"
@@ -100,6 +100,8 @@ std::string marker(MarkKind k, double x, double cy, double s, const std::string&
     case MarkKind::fault:
       return fmt::format("<path class=\"{}\" d=\"M{},{}h{}l{},{}z\">", c, num(x - s), num(cy + s), num(2 * s),
                          num(-s), num(-2 * s));
+    case MarkKind::operation:  // a tick across the lane
+      return fmt::format("<path class=\"{}\" d=\"M{},{}v{}\">", c, num(x), num(cy - 1.4 * s), num(2.8 * s));
   }
   return {};
 }
@@ -114,7 +116,7 @@ std::string marker_title(const Drawn& d) {
 /// Marks merged per kind when closer than `width` pixels.
 std::vector<Drawn> merge_within(const std::vector<Mark>& marks, const Scale& sc, double width) {
   std::vector<Drawn> out;
-  std::array<std::optional<std::size_t>, 5> last{};  // by MarkKind: the kind's latest marker
+  std::array<std::optional<std::size_t>, kMarkKinds> last{};  // by MarkKind: the kind's latest marker
   for (const Mark& m : marks) {
     const double x = sc.x(m.at);
     auto& l = last[static_cast<std::size_t>(m.kind)];
@@ -131,7 +133,7 @@ std::vector<Drawn> merge_within(const std::vector<Mark>& marks, const Scale& sc,
 
 /// Marks merged below a pixel; when that leaves more than kMarksPerLaneMax, merged over twice
 /// the width, and so on, so a busy lane is drawn over its whole length at a coarser grain.
-/// Ordered for drawing: restarts first, then faults, crashes, kills, escalations on top (a
+/// Ordered for drawing: restarts first, then operations, faults, crashes, kills, escalations on top (a
 /// crash and its restart fall on the same pixel; the crash is what should show).
 std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) {
   std::vector<Drawn> out = merge_within(marks, sc, kMergePx);
@@ -141,14 +143,16 @@ std::vector<Drawn> merge_marks(const std::vector<Mark>& marks, const Scale& sc) 
     switch (k) {
       case MarkKind::restart:
         return 0;
-      case MarkKind::fault:
+      case MarkKind::operation:
         return 1;
-      case MarkKind::crash:
+      case MarkKind::fault:
         return 2;
-      case MarkKind::kill:
+      case MarkKind::crash:
         return 3;
-      case MarkKind::escalation:
+      case MarkKind::kill:
         return 4;
+      case MarkKind::escalation:
+        return 5;
     }
     return 0;
   };
@@ -284,6 +288,13 @@ class TimelineWriter {
     };
     if (present(BandKind::draining)) swatch("draining", "draining (SIGTERM to exit)", 170);
     if (present(BandKind::history)) swatch("history", "not linearizable", 110);
+    const bool operations = std::any_of(v_.lanes.begin(), v_.lanes.end(), [](const Lane& l) {
+      return std::any_of(l.marks.begin(), l.marks.end(), [](const Mark& m) { return m.kind == MarkKind::operation; });
+    });
+    if (operations) {
+      out_ += marker(MarkKind::operation, x + 5, y, 4.5, "lg") + closing(MarkKind::operation) + "\n";
+      text("concurrent operation", 140);
+    }
     for (const auto& [k, t, w] : {std::tuple{BandKind::loss, "loss", 48.0}, std::tuple{BandKind::duplicate, "duplication", 90.0},
                                   std::tuple{BandKind::reorder, "reordering", 84.0}, std::tuple{BandKind::clog, "clog", 48.0}})
       if (present(k)) swatch(to_string(k), t, w);

@@ -704,7 +704,18 @@ def check_history_band(b, folder):
         raise CheckFailed("summary.json has a not_linearizable check but the timeline draws no .band.history")
     if not any("linearizable" in t for t in tips):
         raise CheckFailed("the .band.history tooltips do not name the check: %s" % json.dumps(tips[:2]))
-    return "the timeline draws the operation that fits nowhere as a history band (%s)" % tips[0][:80]
+    related = [c["witness"].get("related", []) for c in summary["checks"]
+               if c.get("kind") == "not_linearizable" and isinstance(c.get("witness"), dict)]
+    if not any(related):
+        return "the timeline draws the operation that fits nowhere as a history band (%s)" % tips[0][:80]
+    marks = b.js("[...document.querySelectorAll('.mark.operation')].map(e => e.getAttribute('data-tip') || '')")
+    if not marks:
+        raise CheckFailed("the witness names %d other operations (related) but the timeline draws no .mark.operation"
+                          % len(related[0]))
+    if not any("linearizable: " in t for t in marks):  # marks closer than a pixel merge: "2 x operation"
+        raise CheckFailed("a .mark.operation tooltip does not name the check and the operation: %s" % json.dumps(marks[:2]))
+    return ("the timeline draws the operation that fits nowhere as a history band (%s) and the %d operations its "
+            "witness names as marks (%s)" % (tips[0][:60], len(marks), marks[0][:60]))
 
 
 def run_page_checks(b, folder, report):

@@ -31,8 +31,23 @@ std::string window_text(const history::Recorded& h, const std::vector<std::size_
   return out;
 }
 
-Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_t max_steps) {
-  const history::Recorded h = history::read_history(*in.events);
+/// The operations on `keys` alone, with their events (none given: all of them).
+history::Recorded only_keys(history::Recorded h, const std::vector<std::string>& keys) {
+  if (keys.empty()) return h;
+  history::Recorded out;
+  out.mistake = h.mistake;
+  out.mistake_at = h.mistake_at;
+  for (std::size_t i = 0; i < h.ops.size(); ++i) {
+    if (std::find(keys.begin(), keys.end(), h.ops[i].key) == keys.end()) continue;
+    out.ops.push_back(std::move(h.ops[i]));
+    out.invoked_at.push_back(h.invoked_at[i]);
+    out.completed_at.push_back(h.completed_at[i]);
+  }
+  return out;
+}
+
+Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_t max_steps, const std::vector<std::string>& keys) {
+  const history::Recorded h = only_keys(history::read_history(*in.events), keys);
   if (!h.mistake.empty()) {
     Verdict v{false, "the history is malformed: " + h.mistake};
     v.kind = "malformed_history";
@@ -40,15 +55,16 @@ Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_
     return v;
   }
   if (h.ops.empty()) {
-    Verdict v{true, "not judged: no operation was recorded"};
+    Verdict v{true, keys.empty() ? "not judged: no operation was recorded" : "not judged: no operation on the keys given was recorded"};
     v.judged = false;
     return v;
   }
   properties::LinearizabilityOptions o;
   o.max_steps = max_steps;
   const properties::LinearizabilityResult r = properties::check_linearizable(h.ops, model, o);
-  const std::string counts = fmt::format("{} operations ({} checked, {} partition{}), {} search steps", h.ops.size(), r.operations,
-                                         r.partitions, r.partitions == 1 ? "" : "s", r.steps);
+  const std::string unseen = r.unseen_writes == 0 ? "" : fmt::format(", {} unknown writes nothing saw left out", r.unseen_writes);
+  const std::string counts = fmt::format("{} operations ({} checked, {} partition{}{}), {} search steps", h.ops.size(), r.operations,
+                                         r.partitions, r.partitions == 1 ? "" : "s", unseen, r.steps);
   if (r.verdict == properties::Linearizable::yes) return Verdict{true, "linearizable as a " + model.name + ": " + counts};
   if (r.verdict == properties::Linearizable::unknown) {  // never a pass it did not earn
     Verdict v{false, "unknown: " + r.unknown_why + "; " + counts + " (raise max_steps)"};
@@ -70,6 +86,10 @@ Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_
     const TraceEvent& e = (*in.events)[at];
     v.witness = witness_at(e, {std::string(e.label.name.text())},
                            properties::describe(stuck) + " cannot follow the longest linearizable prefix");
+    // The timeline marks the operations the detail names: the prefix's last ones and the window.
+    for (const std::vector<std::size_t>* named : {&tail, &w.window})
+      for (const std::size_t i : *named)
+        if (i != w.stuck && h.completed_at[i] < in.events->size()) v.witness->related.push_back(h.completed_at[i]);
   }
   return v;
 }
@@ -141,15 +161,17 @@ std::vector<CheckInfo> history_checks() {
       "the operations the behaviours recorded (op_invoke, op_ok, ...) are linearizable against `model`'s sequential "
       "specification; past `max_steps` the verdict is unknown, which fails",
       {{"model", model_choices(), "", "the data type: register, cas-register, kv (by key), set, queue or counter"},
-       {"max_steps", "int", "10000000", "the search's budget: past it the verdict is unknown (a failure, never a pass)"}},
+       {"max_steps", "int", "10000000", "the search's budget: past it the verdict is unknown (a failure, never a pass)"},
+       {"keys", "list", "", "only the operations on these keys are checked (a big history's keys of interest)", true}},
       [](Args& a) -> CheckJudge {
         const std::string name = a.choice("model");
+        const std::vector<std::string> keys = a.given("keys") ? a.words("keys") : std::vector<std::string>{};
         const std::int64_t steps = a.integer("max_steps");
         if (steps < 1) a.invalid("max_steps", "must be 1 or more");
         const properties::Model* m = properties::find_model(name);
         if (m == nullptr) return {};
         const std::uint64_t budget = static_cast<std::uint64_t>(std::max<std::int64_t>(steps, 1));
-        return [m, budget](const CheckInput& in) { return judge(in, *m, budget); };
+        return [m, budget, keys](const CheckInput& in) { return judge(in, *m, budget, keys); };
       }});
   r.push_back(CheckInfo{
       "delivery",

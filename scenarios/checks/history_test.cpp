@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include "properties/history.hpp"
 #include "reports/run_view.hpp"
 #include "scenarios/run/report.hpp"
@@ -198,4 +201,42 @@ TEST_CASE("linearizable: the operation that fits nowhere is a history band on th
   CHECK(bands[0]->to.ns == c.witness->t_ns);  // it ends at the completion the witness names
   CHECK(bands[0]->from < bands[0]->to);
   CHECK(bands[0]->label.find("linearizable: read(k") == 0);
+  // The operations the witness names besides it (the writes the stale read missed) are marks on
+  // their clients' lanes, at their completions, each saying what it did.
+  REQUIRE_FALSE(c.witness->related.empty());
+  std::size_t marks = 0;
+  for (const reports::Lane& l : v.lanes)
+    for (const reports::Mark& m : l.marks) {
+      if (m.kind != reports::MarkKind::operation) continue;
+      ++marks;
+      CHECK(m.detail.find("linearizable: write(k") == 0);
+      const bool named = std::any_of(c.witness->related.begin(), c.witness->related.end(),
+                                     [&](std::uint64_t e) { return r.kept_events()[e].time == m.at && l.path == r.kept_events()[e].label.name.text(); });
+      CHECK(named);
+    }
+  CHECK(marks == c.witness->related.size());
+}
+
+TEST_CASE("linearizable: keys - only the operations on the keys given are checked - a failure names one of them", "[history]") {
+  const Scenario s = testing::load_valid(kBug);
+  const CheckResult& all = check_named(run(s), "linearizable");
+  REQUIRE_FALSE(all.passed);
+  const std::string bad = all.detail.substr(all.detail.find("(key '") + 6, 2);  // k0, k1 or k2
+  std::ifstream in(kBug);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string check = "  - {linearizable: {model: kv}}";
+  REQUIRE(text.find(check) != std::string::npos);
+  for (const std::string& k : {std::string("k0"), std::string("k1"), std::string("k2")}) {
+    std::string one = text;
+    one.replace(one.find(check), check.size(), "  - {linearizable: {model: kv, keys: [" + k + "]}}");
+    const RunResult r = run_with(Registry::with_builtins(), one);
+    const CheckResult& c = check_named(r, "linearizable");
+    INFO(k << ": " << c.detail);
+    if (k == bad) CHECK_FALSE(c.passed);  // the first key a stale read was found on
+    if (!c.passed) CHECK(c.detail.find("(key '" + k + "')") != std::string::npos);  // never another key's
+    CHECK(c.detail.find(" 1 partition") != std::string::npos);
+  }
+  const RunResult none = run_with(Registry::with_builtins(), text.replace(text.find(check), check.size(),
+                                                                          "  - {linearizable: {model: kv, keys: [nokey]}}"));
+  CHECK(check_named(none, "linearizable").detail == "not judged: no operation on the keys given was recorded");
 }

@@ -117,7 +117,7 @@ bool read_points(const In& j, std::map<std::string, PointUse>& out) {
   return true;
 }
 
-/// `witnesses`: {check: {t_ns, event, processes, why}} (lines written before it have none).
+/// `witnesses`: {check: {t_ns, event, processes, why, related?}} (lines written before it have none).
 bool read_witnesses(const In& j, std::map<std::string, reports::Witness>& out) {
   if (!j.is_object()) return false;
   for (const auto& [name, w] : j.items()) {
@@ -129,13 +129,22 @@ bool read_witnesses(const In& j, std::map<std::string, reports::Witness>& out) {
     x.t_ns = w["t_ns"].get<std::int64_t>();
     x.event = w["event"].get<std::uint64_t>();
     x.why = w["why"].get<std::string>();
+    if (w.contains("related")) {
+      if (!w["related"].is_array()) return false;
+      for (const auto& e : w["related"]) {
+        if (!e.is_number_unsigned()) return false;
+        x.related.push_back(e.get<std::uint64_t>());
+      }
+    }
     out.emplace(name, std::move(x));
   }
   return true;
 }
 
 Json witness_json(const reports::Witness& w) {
-  return {{"t_ns", w.t_ns}, {"event", w.event}, {"processes", w.processes}, {"why", w.why}};
+  Json j{{"t_ns", w.t_ns}, {"event", w.event}, {"processes", w.processes}, {"why", w.why}};
+  if (!w.related.empty()) j["related"] = w.related;
+  return j;
 }
 
 /// What the run exercised (its swarm choice and coverage): each optional, as lines written
