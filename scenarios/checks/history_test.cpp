@@ -219,7 +219,8 @@ TEST_CASE("linearizable: the operation that fits nowhere is a history band on th
 
 TEST_CASE("linearizable: keys - only the operations on the keys given are checked - a failure names one of them", "[history]") {
   const Scenario s = testing::load_valid(kBug);
-  const CheckResult& all = check_named(run(s), "linearizable");
+  const RunResult whole = run(s);  // kept: check_named returns a reference into it
+  const CheckResult& all = check_named(whole, "linearizable");
   REQUIRE_FALSE(all.passed);
   const std::string bad = all.detail.substr(all.detail.find("(key '") + 6, 2);  // k0, k1 or k2
   std::ifstream in(kBug);

@@ -16,7 +16,7 @@ targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
-    --build-dir) build_dir="$2"; shift 2 ;;
+    --build-dir) build_dir="$(realpath -m "$2")"; shift 2 ;;  # absolute: the runs below cd into it
     --jobs) jobs="$2"; shift 2 ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     scenario|replay|cli) targets+=("$1"); shift ;;
