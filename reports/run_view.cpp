@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -479,6 +480,7 @@ std::string operation_text(const TraceEvent& invoke, const TraceEvent& done) {
 /// A failing `linearizable`'s window: each operation its witness names besides the one that fits
 /// nowhere is a mark on its client's lane, at its completion.
 void history_marks(const RunReport& r, std::vector<Lane>& lanes) {
+  std::set<std::size_t> touched;
   for (const CheckOutcome& c : r.checks) {
     if (c.passed || c.kind != "not_linearizable" || !c.witness) continue;
     for (const std::uint64_t i : c.witness->related) {
@@ -489,9 +491,11 @@ void history_marks(const RunReport& r, std::vector<Lane>& lanes) {
       if (lane == lanes.end()) continue;
       const std::string what = operation_text((*r.trace)[invocation_of(*r.trace, i)], done);
       lane->marks.push_back({done.time, MarkKind::operation, c.name + ": " + what + " (the longest linearizable prefix's end, or concurrent with the operation that fits nowhere)"});
-      std::stable_sort(lane->marks.begin(), lane->marks.end(), [](const Mark& a, const Mark& b) { return a.at < b.at; });
+      touched.insert(static_cast<std::size_t>(lane - lanes.begin()));
     }
   }
+  for (const std::size_t i : touched)  // back in time order, once per lane
+    std::stable_sort(lanes[i].marks.begin(), lanes[i].marks.end(), [](const Mark& a, const Mark& b) { return a.at < b.at; });
 }
 
 /// A failing `linearizable`'s operation that fits nowhere (its witness is the operation's
