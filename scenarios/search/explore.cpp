@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "scenarios/run/judge.hpp"
+#include "scenarios/search/reach.hpp"
 #include "scenarios/search/schedule.hpp"
 
 namespace lic::scenarios {
@@ -28,6 +29,7 @@ struct Outcome {
   std::vector<CheckResult> checks;
   Scenario schedule;  ///< the explicit schedule it ran (a plain seed: its concretisation)
   Signature signature;
+  RunMarks marks;
   std::vector<std::optional<double>> margins;
   std::optional<double> least;
   std::uint64_t trace_hash = 0;
@@ -39,6 +41,16 @@ class Explorer {
       : s_(s), o_(o), reg_(o.registry != nullptr ? *o.registry : Registry::builtin()), palette_(palette_of(s)),
         checks_(effective_checks(s)), root_(Rng(o.seed).derive("explore")) {
     hits_.assign(kSignatureSlots, 0);
+    // The streams a run draws from, for one to be re-seeded alone (one run of the file, at its
+    // own seed, before the search; a file without faults varies its seed alone).
+    if (mutable_schedule(palette_)) {
+      ReachOptions ro;
+      ro.registry = &reg_;
+      ro.budgets = o.budgets;
+      palette_.streams = streams_drawn(s, ro);
+      // A fault's own stream draws its times, and a schedule's faults are explicit: nothing to vary.
+      std::erase_if(palette_.streams, [](const std::string& k) { return k.rfind("fault ", 0) == 0; });
+    }
   }
 
   ExploreResult run();
@@ -63,6 +75,7 @@ class Explorer {
   std::vector<std::uint32_t> hits_;  // runs that reached each slot
   std::size_t reached_ = 0;
   std::vector<std::optional<double>> best_;
+  std::vector<std::optional<double>> first_;  // per check, the first margin it reported
   /// Per check, the corpus entry with its smallest margin (none: no entry has a margin for it).
   std::vector<std::optional<std::size_t>> best_entry_;
   std::optional<std::uint64_t> first_hash_;  // the first run's trace hash
@@ -117,9 +130,15 @@ Candidate Explorer::draw(std::size_t index) {
   // The energy: a check with a margin, drawn at random (one whose margin never moves must not
   // hide another's), and the entry closest to failing it -- most often the closest of all, else
   // the closest of three -- or the entry whose coverage is rarest (the best of three).
-  std::vector<std::size_t> guided;
-  for (std::size_t k = 0; k < best_entry_.size(); ++k)
-    if (best_entry_[k]) guided.push_back(k);
+  // A check whose margin has not moved since the first run says nothing of where to go: three
+  // times in four the check is drawn from those that moved, when any did.
+  std::vector<std::size_t> guided, moved;
+  for (std::size_t k = 0; k < best_entry_.size(); ++k) {
+    if (!best_entry_[k]) continue;
+    guided.push_back(k);
+    if (first_[k] && best_[k] && *best_[k] < *first_[k]) moved.push_back(k);
+  }
+  if (!moved.empty() && rng.uniform(4) != 0) guided = std::move(moved);
   std::size_t parent = 0;
   if (!guided.empty() && roll < 80) {
     const std::size_t check = guided[rng.uniform(guided.size())];
@@ -131,7 +150,7 @@ Candidate Explorer::draw(std::size_t index) {
   c.schedule = corpus_[parent].schedule;
   const Scenario* other = corpus_.size() > 1 ? &corpus_[rng.uniform(corpus_.size())].schedule : nullptr;
   std::string notes;
-  for (const MutationNote& n : mutate(c.schedule, other, palette_, rng)) notes += (notes.empty() ? "" : "; ") + n;
+  for (const MutationNote& n : mutate(c.schedule, other, palette_, rng, &corpus_[parent].marks)) notes += (notes.empty() ? "" : "; ") + n;
   c.seed = c.schedule.seed;
   c.how = fmt::format("run {}: {}", corpus_[parent].run, notes);
   return c;
@@ -153,12 +172,22 @@ Outcome Explorer::execute(const Candidate& c) const {
     out.checks = std::move(r.checks);
     out.schedule = c.plain ? concretize(s_, c.seed, r.kept_events()) : c.schedule;
     out.signature = signature_of(r.kept_events(), out.checks);
+    for (const CheckResult& k : out.checks) {
+      out.margins.push_back(k.margin);
+      if (k.margin && (!out.least || *k.margin < *out.least)) out.least = k.margin;
+    }
+    // The marks only a corpus entry needs (mutations aim at its run's): a run the corpus may
+    // keep -- a slot no run reached, or a margin better than the best -- is measured before its
+    // trace goes. Nothing is folded while a generation runs, so reading the state here is safe,
+    // and a run kept at fold time is one of these (slots are only ever reached, margins only
+    // get better).
+    const bool fresh = std::any_of(out.signature.slots.begin(), out.signature.slots.end(), [&](std::uint32_t sl) { return hits_[sl] == 0; });
+    bool closer = false;
+    for (std::size_t k = 0; k < out.margins.size() && k < best_.size(); ++k)
+      closer = closer || (out.margins[k] && (!best_[k] || *out.margins[k] < *best_[k]));
+    if (fresh || closer) out.marks = marks_of(r.kept_events());
   } catch (const std::exception&) {
-    return out;  // a schedule the runner refuses is not a failure of the system
-  }
-  for (const CheckResult& k : out.checks) {
-    out.margins.push_back(k.margin);
-    if (k.margin && (!out.least || *k.margin < *out.least)) out.least = k.margin;
+    return Outcome{};  // a schedule the runner refuses is not a failure of the system
   }
   return out;
 }
@@ -198,6 +227,7 @@ bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, Explor
     for (std::size_t k = 0; k < out.margins.size() && k < best_.size(); ++k) {
       if (!out.margins[k]) continue;
       r.has_margin[k] = true;
+      if (!first_[k]) first_[k] = out.margins[k];
       if (!best_[k] || *out.margins[k] < *best_[k]) best_[k] = out.margins[k], closer = true;
     }
     if (const auto f = first_failing(out.checks, checks_, s_.expect_fail)) {
@@ -218,7 +248,7 @@ bool Explorer::fold(std::size_t index, const Candidate& c, Outcome&& out, Explor
       if (!known) r.failures.push_back(std::move(x));
     }
     if (fresh || closer) {
-      CorpusEntry e{std::move(out.schedule), std::move(out.margins), out.least, std::move(out.signature), index + 1, 0, c.how};
+      CorpusEntry e{std::move(out.schedule), std::move(out.margins), out.least, std::move(out.signature), std::move(out.marks), index + 1, 0, c.how};
       corpus_.push_back(std::move(e));
       const std::size_t at = corpus_.size() - 1;
       for (std::size_t k = 0; k < best_entry_.size(); ++k)
@@ -241,6 +271,7 @@ ExploreResult Explorer::run() {
   r.has_margin.assign(checks_.size(), false);
   best_.assign(checks_.size(), std::nullopt);
   best_entry_.assign(checks_.size(), std::nullopt);
+  first_.assign(checks_.size(), std::nullopt);
   // A file with no fault has only its seed to vary: plain seeds, until two runs show that the seed
   // changes nothing either (the same trace), when there is nothing to mutate at all.
   const bool seeds_only = !mutable_schedule(palette_);

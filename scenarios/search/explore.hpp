@@ -24,6 +24,7 @@
 #include "scenarios/registry.hpp"
 #include "scenarios/run/runner.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/search/schedule.hpp"
 #include "scenarios/search/signature.hpp"
 
 namespace lic::scenarios {
@@ -37,6 +38,7 @@ struct CorpusEntry {
   std::vector<std::optional<double>> margins;  ///< per check, in effective_checks order
   std::optional<double> least;               ///< the smallest of them
   Signature signature;
+  RunMarks marks;                            ///< what its run did, for mutations to aim at
   std::size_t run = 0;                       ///< the run that found it (1-based)
   std::size_t picked = 0;                    ///< times it was mutated
   std::string how;                           ///< "seed 123" or the mutations that made it

@@ -3,6 +3,9 @@
 // threads; it finds a bug and hands on a failure the shrinker keeps by identity.
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 
 #include "scenarios/file/validate.hpp"
@@ -10,6 +13,7 @@
 #include "scenarios/run/judge.hpp"
 #include "scenarios/search/shrink.hpp"
 #include "scenarios/search/explore.hpp"
+#include "scenarios/search/reach.hpp"
 #include "scenarios/search/schedule.hpp"
 #include "scenarios/testing/run_text.hpp"
 #include "sim/trace_keys.hpp"
@@ -57,13 +61,17 @@ TEST_CASE("concretize - every fault that acted becomes an explicit event at its 
   CHECK(back.scenario == c);
 }
 
-TEST_CASE("mutate - the same stream makes the same mutant - every mutant validates and reads back as itself", "[explore]") {
-  const Scenario s = load("scenarios/bugs/restart_intensity_default.yaml");
+TEST_CASE("mutate - the same stream makes the same mutant - every mutant validates and reads back as itself, a stream re-seeded alone keeps the others", "[explore]") {
+  const Scenario s = load("scenarios/bugs/rare_upload_timeout_two_stalls.yaml");
   RunOptions ro;
   ro.seed = 5;
   const Scenario base = concretize(s, 5, run(s, ro).kept_events());
-  const MutationPalette p = palette_of(s);
+  MutationPalette p = palette_of(s);
+  p.streams = streams_drawn(s);
+  std::erase_if(p.streams, [](const std::string& k) { return k.rfind("fault ", 0) == 0; });  // as explore does
+  REQUIRE(!p.streams.empty());
   bool changed = false;
+  int restreamed = 0;
   for (std::uint64_t k = 0; k < 200; ++k) {
     Scenario m1 = base, m2 = base;
     Rng r1 = Rng(99).derive(k), r2 = Rng(99).derive(k);
@@ -78,8 +86,99 @@ TEST_CASE("mutate - the same stream makes the same mutant - every mutant validat
     REQUIRE(back.ok());
     CHECK(back.scenario == m1);
     for (const faults::Fault& f : m1.faults) CHECK((*f.at >= Time{} && *f.at < Time{} + s.duration));
+    // One stream re-seeded: its pin holds the new seed, and the run's own seed is the parent's.
+    if (n1.size() == 1 && n1.front().rfind("reseed stream ", 0) == 0) {
+      const std::string rest = n1.front().substr(14);
+      const std::string key = rest.substr(0, rest.rfind(' '));
+      const std::uint64_t seed = std::stoull(rest.substr(rest.rfind(' ') + 1));
+      CHECK(std::find(p.streams.begin(), p.streams.end(), key) != p.streams.end());
+      CHECK(std::count_if(m1.streams.begin(), m1.streams.end(), [&](const StreamPin& q) { return q.key == key && q.seed == seed; }) == 1);
+      CHECK(m1.seed == base.seed);
+      ++restreamed;
+    }
   }
   CHECK(changed);
+  CHECK(restreamed > 0);
+}
+
+TEST_CASE("marks_of - landmarks are a run's rare events, reactions from the first injection on, flights cross nodes near an injection", "[explore]") {
+  // The file's own seed stalls two uploads: each gives up (upload_failed) 20 s after its put was lost.
+  const Scenario s = load("scenarios/bugs/rare_upload_timeout_two_stalls.yaml");
+  const RunResult r = run(s);
+  const EventLog& log = r.kept_events();
+  const RunMarks m = marks_of(log);
+  std::vector<Time> gave_up, injections;
+  std::size_t accepted = 0;
+  for (const TraceEvent& e : log) {
+    if (e.kind == EventKind::system && e.name == Atom("upload_failed")) gave_up.push_back(e.time);
+    if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected) injections.push_back(e.time);
+    accepted += e.kind == EventKind::system && e.name == Atom("event_accepted") ? 1 : 0;
+  }
+  REQUIRE(!gave_up.empty());
+  REQUIRE(!injections.empty());
+  REQUIRE(accepted > static_cast<std::size_t>(kLandmarkRepeats));
+  for (const Time t : gave_up)
+    CHECK(std::any_of(m.landmarks.begin(), m.landmarks.end(), [&](const Landmark& l) { return l.time == t && l.what == Atom("upload_failed"); }));
+  for (const Landmark& l : m.landmarks) {
+    CHECK(l.what != fault_events::kFaultInjected);
+    CHECK(l.what != Atom("event_accepted"));  // seen in every burst: no landmark
+    CHECK(l.what != Atom("send"));
+  }
+  CHECK(std::is_sorted(m.landmarks.begin(), m.landmarks.end(), [](const Landmark& a, const Landmark& b) { return a.time < b.time; }));
+  REQUIRE(m.first_reaction < m.landmarks.size());
+  for (std::size_t k = 0; k < m.landmarks.size(); ++k) CHECK((m.landmarks[k].time >= injections.front()) == (k >= m.first_reaction));
+  // Every flight is a message sent on one node and delivered on another, near an injection.
+  REQUIRE(!m.flights.empty());
+  std::map<std::uint64_t, const TraceEvent*> sends;
+  std::set<std::pair<Time, Time>> crossing;
+  for (const TraceEvent& e : log) {
+    if (e.kind == EventKind::send) sends[e.msg] = &e;
+    if (e.kind == EventKind::deliver && sends.count(e.msg) != 0 && sends[e.msg]->node != e.node) crossing.emplace(sends[e.msg]->time, e.time);
+  }
+  for (const auto& f : m.flights) {
+    CHECK(crossing.count(f) == 1);
+    CHECK(std::any_of(injections.begin(), injections.end(), [&](Time t) { return f.first + kFlightRadius >= t && f.first <= t + kFlightRadius; }));
+  }
+}
+
+TEST_CASE("mutate - with its run's marks: land puts a fault within a second of a landmark, in_flight starts a cut inside a message's flight", "[explore]") {
+  const Scenario s = load("scenarios/bugs/rare_failover_retransmit_no_user_timeout.yaml");
+  const RunResult r = run(s);
+  const Scenario base = concretize(s, s.seed, r.kept_events());
+  REQUIRE_FALSE(base.faults.empty());
+  const RunMarks m = marks_of(r.kept_events());
+  const MutationPalette p = palette_of(s);
+  const auto fault_at = [](const Scenario& x, const std::string& name) {
+    for (const faults::Fault& f : x.faults)
+      if (f.name == name) return *f.at;
+    FAIL("no fault " << name);
+    return Time{};
+  };
+  int landed = 0, caught = 0;
+  for (std::uint64_t k = 0; k < 400; ++k) {
+    Scenario x = base;
+    Rng rng = Rng(7).derive(k);
+    const auto notes = mutate(x, &base, p, rng, &m);
+    CHECK(validate(x).empty());
+    if (notes.size() != 1) continue;  // one mutation alone: nothing moved the fault after it
+    const std::string& n = notes.front();
+    INFO(n);
+    std::string name;
+    if (n.rfind("land ", 0) == 0) name = n.substr(5, n.find(' ', 5) - 5);
+    if (n.rfind("copy ", 0) == 0) name = n.substr(n.find(" as ") + 4, n.find(' ', n.find(" as ") + 4) - n.find(" as ") - 4);
+    if (!name.empty()) {
+      const Time t = fault_at(x, name);
+      CHECK(std::any_of(m.landmarks.begin(), m.landmarks.end(), [&](const Landmark& l) { return t >= l.time - kSecond && t <= l.time + kSecond; }));
+      ++landed;
+    }
+    if (n.find(" is on the wire") != std::string::npos) {
+      const Time t = fault_at(x, n.substr(5, n.find(' ', 5) - 5));
+      CHECK(std::any_of(m.flights.begin(), m.flights.end(), [&](const auto& f) { return t > f.first && t < f.second; }));
+      ++caught;
+    }
+  }
+  CHECK(landed > 0);
+  CHECK(caught > 0);
 }
 
 TEST_CASE("explore - the same seed makes the same runs on 1 and 2 threads", "[explore]") {

@@ -72,7 +72,8 @@ bool pinnable(const std::string& key) {
   return key == "tie-break" || words == 2;
 }
 
-/// The streams a run of `s` at its own seed draws from.
+}  // namespace
+
 std::vector<std::string> streams_drawn(const Scenario& s, const ReachOptions& o) {
   RunOptions ro;
   ro.registry = o.registry;
@@ -88,6 +89,8 @@ std::vector<std::string> streams_drawn(const Scenario& s, const ReachOptions& o)
   }
   return keys;
 }
+
+namespace {
 
 Scenario pinned(Scenario s, const std::vector<std::string>& keys) {
   for (const std::string& k : keys)

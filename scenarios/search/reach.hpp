@@ -51,4 +51,8 @@ struct ReachOptions {
 /// pinned and `failing` says how far it holds.
 SeedReach pin_streams(Scenario& s, const FailureId& id, const ReachOptions& o = {});
 
+/// The random streams a run of `s` at its own seed draws from, by the keys a file's `streams:`
+/// can pin (`process /root/a`, `link a b`, `tie-break`, ...), in the order the run first drew them.
+std::vector<std::string> streams_drawn(const Scenario& s, const ReachOptions& o = {});
+
 }  // namespace lic::scenarios
