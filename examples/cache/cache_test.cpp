@@ -56,6 +56,61 @@ TEST_CASE("a backend timeout shorter than the backend's latency is caught by cac
   CHECK(r.metrics.at("cache.hit_ratio").values.at(0) < 0.5);
 }
 
+// A cache of the kind cache.consistent is there to catch: it answers key k with k + 1's value
+// (an off-by-one in its lookup). Registered for this test alone, beside ours.
+class OffByOneCache final : public lic::Behaviour {
+ public:
+  lic::InitResult init(lic::Context& ctx) override {
+    ctx.register_name(lic::Atom("Cache"));
+    return lic::InitResult::ok();
+  }
+  lic::CallReply handle_call(lic::Context&, const lic::Message& m, lic::From) override {
+    const std::int64_t* key = m.payload.get<std::int64_t>();
+    if (key == nullptr) return lic::CallReply::reply(lic::Atom("error"));
+    return lic::CallReply::reply(lic::Atom("value"), (*key + 1) * (*key + 1));
+  }
+};
+
+TEST_CASE("cache.consistent: the reads the client records are the backend's values; a cache that answers another key's value fails it") {
+  // Ours: every read checked against our model of the backend (k -> k * k), and it holds.
+  const lic::Scenario s = lic::testing::load_or_fail(SCENARIOS "/cache.yaml", cache::registry());
+  lic::RunOptions o;
+  o.registry = &cache::registry();
+  const lic::RunResult ours = lic::run(s, o);
+  const auto consistent = [](const lic::RunResult& r) {
+    for (const lic::CheckResult& c : r.checks)
+      if (c.name == "cache.consistent") return c;
+    FAIL("no cache.consistent in the run");
+    return lic::CheckResult{};
+  };
+  const lic::CheckResult good = consistent(ours);
+  INFO(good.detail);
+  CHECK(good.passed);
+  CHECK(good.judged);
+  CHECK(good.detail.find("linearizable as a cache.squares") == 0);
+  // An off-by-one cache: the first read it answers is wrong, and the witness is the client's.
+  lic::Registry with = cache::registry();
+  with.add(lic::BehaviourInfo{"test.off_by_one_cache", "answers key k with k + 1's value", {},
+                              [](lic::Args&) -> lic::BehaviourFactory {
+                                return [](const std::string&) { return std::make_unique<OffByOneCache>(); };
+                              }});
+  const lic::ParseResult p = lic::parse_scenario(
+      "scenario: off_by_one\nduration: 2s\ntree:\n  root: {strategy: one_for_one}\n  children:\n"
+      "    - {id: cache, behaviour: test.off_by_one_cache}\n"
+      "    - {id: client, behaviour: cache.client, args: {interval: 50ms, keys: 10}}\n"
+      "checks: [cache.consistent]\n",
+      "off_by_one.yaml", with);
+  REQUIRE(p.ok());
+  o.registry = &with;
+  const lic::CheckResult bad = consistent(lic::run(p.scenario, o));
+  INFO(bad.detail);
+  CHECK_FALSE(bad.passed);
+  CHECK(lic::failure_id(bad) == lic::FailureId{"cache.consistent", "not_linearizable", {}});
+  REQUIRE(bad.witness);
+  CHECK(bad.witness->processes == std::vector<std::string>{"/root/client"});
+  CHECK(bad.witness->why.find("read(") == 0);
+}
+
 TEST_CASE("a word our behaviour does not know for a one-of argument: did you mean, at the value") {
   const lic::ParseResult p = lic::parse_scenario(
       "scenario: x\ntree:\n  root: {strategy: one_for_one}\n  children:\n"

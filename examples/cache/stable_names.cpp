@@ -58,6 +58,17 @@ class Echo final : public lic::Behaviour {
   v.roles = {w.processes};
   v.margin = -0.5;
   v.judged = true;
+  // Histories: a client's operations recorded, judged against a model of one's own as
+  // `linearizable` judges the built-in ones.
+  lic::history::Client client;
+  const lic::history::OpId op = client.invoke(ctx, "read", "k");
+  client.ok(ctx, op, "1");
+  const lic::history::Model mine{"mine", [] { return lic::history::ModelState{}; },
+                                 [](const lic::history::ModelState& s, const lic::history::Op&, lic::history::ModelState& next) {
+                                   next = s;
+                                   return true;
+                                 }};
+  (void)lic::judge_linearizable(in, mine);
   const lic::CheckResult c{};
   const lic::FailureId id = lic::failure_id(c);
   (void)id;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/history.hpp"
 #include "properties/leader.hpp"
 #include "scenarios/behaviours/pg.hpp"
 #include "scenarios/behaviours/table.hpp"
@@ -38,6 +39,21 @@ pg::Query write_query(const State& st, Atom table, Atom loop) {
   return q;
 }
 
+/// A write of `table`'s row for `loop`; with `history`, recorded as the client `hist`'s write of
+/// `row` to NODE:TOKEN: ok when applied, fail when the server refused it (the fence, an SQL
+/// error), info when no answer came or the connection went with it (it may have landed).
+pg::Result recorded_write(Context& ctx, pg::Conn& conn, const State& st, Atom table, Atom loop, const std::string& row,
+                          history::Client& hist) {
+  std::optional<history::OpId> op;
+  if (st.c.history) op = hist.invoke(ctx, "write", row, std::string(ctx.node().text()) + ":" + std::to_string(st.token));
+  const pg::Result r = conn.query(ctx, write_query(st, table, loop), st.c.query_timeout);
+  if (!op) return r;
+  if (r.ok()) hist.ok(ctx, *op);
+  else if (r.status == pg::Result::Status::refused || r.status == pg::Result::Status::sql_error) hist.fail(ctx, *op);
+  else hist.info(ctx, *op);
+  return r;
+}
+
 /// Whether this node may still act, checked at the top of each tick (fenced and lease only: the
 /// seed's loops check `is_leader` alone).
 bool still_leading(Context& ctx, State& st) {
@@ -55,6 +71,7 @@ bool still_leading(Context& ctx, State& st) {
 /// connection is replaced at the next one (the pool reconnects).
 void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Duration period) {
   std::optional<pg::Conn> conn;
+  history::Client hist;  // with `history`: this loop's writes, as a client's operations
   while (st->is_leader) {
     if (!still_leading(ctx, *st)) {
       ctx.send(st->main, kLost);
@@ -65,7 +82,7 @@ void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Durati
       ctx.sleep(st->c.work);  // observe_and_update: the workspace's runtime is asked first
       // A workspace whose runtime answers slowly: the write lands a query timeout later.
       if (lic::buggify(ctx, "leader.slow_work")) ctx.sleep(st->c.query_timeout);
-      const pg::Result r = conn->query(ctx, write_query(*st, table, name), st->c.query_timeout);
+      const pg::Result r = recorded_write(ctx, *conn, *st, table, name, std::string(table.text()) + "/" + std::to_string(w), hist);
       if (r.status == pg::Result::Status::no_connection || r.status == pg::Result::Status::error) {
         conn.reset();  // ConnectionDoesNotExistError: the pool drops it
         break;
@@ -160,7 +177,7 @@ class Coordinator final : public Behaviour {
       st.lease_until = r.until;
       // The seed's monitoring row: INSERT INTO system_locks ... ON CONFLICT DO UPDATE (its
       // failure is logged, not fatal).
-      st.lock_conn->query(ctx, write_query(st, Atom("system_locks"), Atom("Coordinator")), st.c.query_timeout);
+      recorded_write(ctx, *st.lock_conn, st, Atom("system_locks"), Atom("Coordinator"), "system_locks", hist_);
       return true;
     }
     if (st.c.variant != Variant::lease || !r.ok()) drop_lock_conn(ctx);  // the seed closes it and reconnects next time
@@ -207,6 +224,7 @@ class Coordinator final : public Behaviour {
   }
 
   std::shared_ptr<State> st_;
+  history::Client hist_;  // with `history`: the monitoring row written on taking the lead
 };
 
 }  // namespace
@@ -256,6 +274,7 @@ BehaviourFactory build_coordinator(Args& a) {
   if (c.workspaces < 1) a.invalid("workspaces", "must be 1 or more");
   c.db = a.atom("db");
   c.leader_name = a.optional_atom("leader_name");
+  c.history = a.flag("history");
   return [c](const std::string&) { return leader::coordinator(c); };
 }
 
@@ -279,7 +298,10 @@ std::vector<BehaviourInfo> leader_behaviours() {
        {"workspaces", "int", "3", "rows each tick writes"},
        {"work", "duration", "200ms", "each workspace's work before its write (observe_and_update asks its runtime)"},
        {"db", "string", "Postgres", "the database's registered name"},
-       {"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"}},
+       {"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"},
+       {"history", "bool", "false",
+        "record each write as an operation (write TABLE/w NODE:TOKEN; ok, fail when refused, info on a timeout): "
+        "a lane of them per loop on the timeline"}},
       build_coordinator,
       {{"leader.late_renewal", "lease: a renewal comes two thirds of the ttl late (a pause, a busy loop)"},
        {"leader.slow_work", "a leader loop's workspace answers a query timeout late, so its write lands late"}}}};

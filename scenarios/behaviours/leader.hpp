@@ -49,6 +49,11 @@ struct CoordinatorConfig {
   Duration work = kMillisecond * 200;  ///< each workspace's work before its write
   Atom db{"Postgres"};
   Atom leader_name;  ///< registered while leading (none: empty)
+  /// Record each write in the operation history (properties/history.hpp): the loops' (a write of
+  /// the row TABLE/w to NODE:TOKEN) and the monitoring row's on taking the lead (system_locks);
+  /// ok, fail when the server refused it (the fence, an SQL error), info when no answer came or
+  /// the connection went with it (it may have landed).
+  bool history = false;
 };
 
 bool parse_variant(std::string_view text, Variant& out);

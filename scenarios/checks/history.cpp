@@ -46,7 +46,9 @@ history::Recorded only_keys(history::Recorded h, const std::vector<std::string>&
   return out;
 }
 
-Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_t max_steps, const std::vector<std::string>& keys) {
+}  // namespace
+
+Verdict judge_linearizable(const CheckInput& in, const properties::Model& model, std::uint64_t max_steps, const std::vector<std::string>& keys) {
   const history::Recorded h = only_keys(history::read_history(*in.events), keys);
   if (!h.mistake.empty()) {
     Verdict v{false, "the history is malformed: " + h.mistake};
@@ -93,6 +95,8 @@ Verdict judge(const CheckInput& in, const properties::Model& model, std::uint64_
   }
   return v;
 }
+
+namespace {
 
 /// `delivery`: each message id sent (msg_sent) against its receipts (msg_received). A message
 /// sent after the chaos phase of a run with a quiet phase may still be on its way: not lost.
@@ -171,7 +175,7 @@ std::vector<CheckInfo> history_checks() {
         const properties::Model* m = properties::find_model(name);
         if (m == nullptr) return {};
         const std::uint64_t budget = static_cast<std::uint64_t>(std::max<std::int64_t>(steps, 1));
-        return [m, budget, keys](const CheckInput& in) { return judge(in, *m, budget, keys); };
+        return [m, budget, keys](const CheckInput& in) { return judge_linearizable(in, *m, budget, keys); };
       }});
   r.push_back(CheckInfo{
       "delivery",

@@ -20,6 +20,10 @@
 #include "scenarios/scenario.hpp"
 #include "sim/trace.hpp"
 
+namespace lic::properties {
+struct Model;  // properties/linearizability.hpp: a history's sequential specification
+}  // namespace lic::properties
+
 namespace lic::scenarios {
 
 /// What a check reads: the finished run.
@@ -141,6 +145,14 @@ std::vector<MetricInfo> leader_metrics();
 
 /// Operation histories: linearizable (checks/history.cpp).
 std::vector<CheckInfo> history_checks();
+/// The `linearizable` check's judge, for a model of one's own (a properties::Model: a name, an
+/// initial state, a pure step function): the operations the behaviours recorded in the run
+/// (with `keys`: those on these keys alone) against `model`, judged as the built-in check judges
+/// them. The detail counts what was checked; a failure's kind is not_linearizable (its witness at
+/// the operation that fits nowhere, the ones its detail names marked), undecided (past
+/// `max_steps`: never a pass) or malformed_history; no operation at all is not judged.
+Verdict judge_linearizable(const CheckInput& in, const properties::Model& model, std::uint64_t max_steps = 10'000'000,
+                           const std::vector<std::string>& keys = {});
 
 /// The trees' own: clean_shutdown, never_gives_up, intensity_headroom (checks/tree_checks.cpp).
 std::vector<CheckInfo> tree_checks();

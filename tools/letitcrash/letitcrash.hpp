@@ -69,6 +69,7 @@ using scenarios::CheckResult;
 using scenarios::failure_id;
 using scenarios::FailureId;
 using scenarios::first_at;           // the first event at or after a time
+using scenarios::judge_linearizable; // the `linearizable` check's judge, for a history model of one's own
 using scenarios::Verdict;
 using scenarios::Witness;            // where a verdict was decided: time, event, processes, why
 using scenarios::witness_at;         // a witness at an event

@@ -93,10 +93,24 @@ class Client final : public lic::Behaviour {
     ctx.send_after(interval_, ctx.self(), kTick);
     const auto key = static_cast<std::int64_t>(ctx.rng().uniform(static_cast<std::uint64_t>(keys_)));
     ctx.emit(kRequest, {{kN, ++n_}});
-    lic::CallResult r = ctx.call(cache_, kGet, key, timeout_);
-    if (retry_once_ && !(r.ok() && r.reply->tag == kValue)) r = ctx.call(cache_, kGet, key, timeout_);
+    lic::CallResult r = get(ctx, key);
+    if (retry_once_ && !(r.ok() && r.reply->tag == kValue)) r = get(ctx, key);
     const bool answered = r.ok() && r.reply->tag == kValue;
     ctx.emit(kAnswer, {{kN, n_}, {kResult, answered ? kValue : kUnavailable}});
+  }
+
+ private:
+  /// One get, recorded as a read of the key in the operation history (`cache.consistent`
+  /// checks it): ok with the value, fail when the cache says it has none to give, info when
+  /// no answer came (a timeout: the cache may still have read the backend).
+  lic::CallResult get(lic::Context& ctx, std::int64_t key) {
+    const lic::history::OpId op = history_.invoke(ctx, "read", std::to_string(key));
+    lic::CallResult r = ctx.call(cache_, kGet, key, timeout_);
+    const std::int64_t* value = r.ok() && r.reply->tag == kValue ? r.reply->payload.get<std::int64_t>() : nullptr;
+    if (value != nullptr) history_.ok(ctx, op, std::to_string(*value));
+    else if (r.ok()) history_.fail(ctx, op);
+    else history_.info(ctx, op);
+    return r;
   }
 
  private:
@@ -106,7 +120,30 @@ class Client final : public lic::Behaviour {
   lic::Duration timeout_;
   bool retry_once_;
   std::int64_t n_ = 0;
+  lic::history::Client history_;
 };
+
+/// What the backend holds, as a model of the operation history: key k's value is k * k, and
+/// nothing writes it. A read that returned is right only with that value; one that did not says
+/// nothing. A pure step function of our own, judged as the built-in `linearizable` models are.
+const lic::history::Model& squares() {
+  static const lic::history::Model m = [] {
+    lic::history::Model s;
+    s.name = "cache.squares";
+    s.init = [] { return lic::history::ModelState{}; };
+    s.step = [](const lic::history::ModelState& state, const lic::history::Op& op, lic::history::ModelState& next) {
+      next = state;
+      if (op.f != "read") return false;
+      if (op.status != lic::history::OpStatus::ok || !op.value) return true;
+      const std::int64_t k = std::stoll(op.key);
+      return *op.value == std::to_string(k * k);
+    };
+    s.by_key = true;  // keys never interact: each is checked alone
+    s.inert = [](const lic::history::Op& op) { return op.status != lic::history::OpStatus::ok; };
+    return s;
+  }();
+  return m;
+}
 
 /// `cache.answered`: every request was answered (unless its client died waiting), and at most
 /// `max_unavailable` of the answers were "unavailable".
@@ -202,7 +239,9 @@ void add_to(lic::Registry& r) {
         return [=](const std::string&) { return std::make_unique<Server>(name, backend, timeout); };
       }});
   r.add(lic::BehaviourInfo{
-      "cache.client", "asks the cache for a random key every `interval` and traces each request and its answer",
+      "cache.client",
+      "asks the cache for a random key every `interval`, traces each request and its answer, and records each get as a read "
+      "in the operation history",
       {{"cache", "string", "Cache", "the cache's registered name"},
        {"interval", "duration", "50ms", "the time between requests"},
        {"keys", "int", "100", "how many different keys it asks for"},
@@ -223,6 +262,11 @@ void add_to(lic::Registry& r) {
                        "with unavailable",
                        {{"max_unavailable", "ratio", "0", "the largest share of answers that may be unavailable"}},
                        answered});
+  r.add(lic::CheckInfo{"cache.consistent",
+                       "every value a client read is the backend's (the cache never answers a key with another key's value or a "
+                       "made-up one): the reads its clients recorded, against our own model of the backend",
+                       {},
+                       [](lic::Args&) -> lic::CheckJudge { return [](const lic::CheckInput& in) { return lic::judge_linearizable(in, squares()); }; }});
   r.add(lic::MetricInfo{"cache.hit_ratio", "the share of the cache's lookups answered from memory", hit_ratio});
 }
 

@@ -3,7 +3,8 @@
 // flaky backend, and a client that keeps asking it. Each process is a behaviour that scenario
 // files name (cache.backend, cache.server, cache.client), and `cache.answered` is a check of our
 // own over the trace: every request a client made was answered, and few of them with
-// "unavailable".
+// "unavailable". The client records each get as a read in an operation history, and
+// `cache.consistent` checks those reads against a model of our own (key k holds k * k).
 
 #include <letitcrash/letitcrash.hpp>
 
