@@ -189,6 +189,11 @@ merge-errors)
   python3 -c 'import json,sys; l=open(sys.argv[1]).read().splitlines(); d=json.loads(l[1]); d["metrics"]={"m%d"%i:1.0 for i in range(300000)}; open(sys.argv[2],"w").write(l[0]+"\n"+json.dumps(d)+"\n")' s1.jsonl many.jsonl
   run 2 many.log merge mm.jsonl many.jsonl
   says many.log "many.jsonl:2: names 300000 metrics, more than the 10000 a seed result may hold"
+  # A field of another type where a string belongs (the results fuzzer's first finding): an error
+  # at its line, exit 2; it threw out of the JSON library and ended merge with no line named.
+  sed -E '1s/"kind":"letitcrash_sweep"/"kind":[]/' s1.jsonl >kind.jsonl
+  run 2 kind.log merge mk.jsonl kind.jsonl
+  says kind.log "kind.jsonl:1: not a sweep results file"
   ;;
 folder)
   # --out DIR: results.jsonl and the pages in a folder (created with its parents), resumed as a

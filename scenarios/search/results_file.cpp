@@ -50,7 +50,9 @@ Json header_json(const SweepHeader& h) {
 }
 
 std::optional<SweepHeader> read_header(const In& j) {
-  if (!j.is_object() || j.value("kind", "") != "letitcrash_sweep") return std::nullopt;
+  // `value` throws when the key holds another type: every field is looked at before it is read.
+  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string() || j["kind"].get<std::string>() != "letitcrash_sweep")
+    return std::nullopt;
   for (const char* k : {"scenario", "file", "seeds", "shard", "tie_break", "scenario_hash"})
     if (!j.contains(k) || !j[k].is_string()) return std::nullopt;
   if (!j.contains("check_determinism") || !j["check_determinism"].is_boolean()) return std::nullopt;
@@ -87,7 +89,7 @@ std::optional<SwarmChoice> read_swarm(const In& j) {
   SwarmChoice c;
   if (!j.is_object() || !strings(j.value("on", In()), c.on) || !strings(j.value("off", In()), c.off) ||
       !strings(j.value("buggify", In()), c.buggify) || !j.contains("knobs") || !j["knobs"].is_object() ||
-      !parse_tie_break(j.value("tie_break", ""), c.tie_break))
+      !j.contains("tie_break") || !j["tie_break"].is_string() || !parse_tie_break(j["tie_break"].get<std::string>(), c.tie_break))
     return std::nullopt;
   for (const auto& [k, v] : j["knobs"].items()) {
     if (!v.is_string()) return std::nullopt;

@@ -5,7 +5,7 @@
 #
 #   tools/fuzz/run.sh [--seconds N] [--build-dir DIR] [--jobs J] [TARGET...]
 #
-# TARGET: scenario, replay, cli (default: all three, one after the other). --seconds is per
+# TARGET: scenario, replay, cli, results (default: all four, one after the other). --seconds is per
 # target (default 60). --jobs J runs J fuzzing processes per target (default 1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -19,11 +19,11 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir="$(realpath -m "$2")"; shift 2 ;;  # absolute: the runs below cd into it
     --jobs) jobs="$2"; shift 2 ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    scenario|replay|cli) targets+=("$1"); shift ;;
+    scenario|replay|cli|results) targets+=("$1"); shift ;;
     *) echo "fuzz/run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(scenario replay cli)
+[ ${#targets[@]} -gt 0 ] || targets=(scenario replay cli results)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz/run.sh: --seconds takes a whole number" >&2; exit 2 ;; esac
 
 "$root/tools/setup.sh" --fuzz --build-dir "$build_dir" --no-build
@@ -46,6 +46,7 @@ seed_dirs() {
     scenario) echo "$root/scenarios/catalog $root/scenarios/broken $root/scenarios/bugs $root/scenarios/studies" ;;
     replay) echo "$build_dir/seed-traces" ;;
     cli) echo "$root/tools/fuzz/corpus/cli" ;;
+    results) echo "$root/tools/fuzz/corpus/results" ;;
   esac
 }
 mkdir -p "$build_dir/seed-traces"

@@ -1,0 +1,59 @@
+// Fuzz target: the reading of a sweep's results file (issue 34, docs/robustness.md), as `merge`
+// and a resumed `sweep` read it. The bytes are written to a file; it is merged alone (and the
+// merged file written and merged again, which must read back), and, when its header reads, a
+// sweep of that header resumes a copy of it. A file that is not one a sweep wrote is bad input
+// (an error naming its line); anything else (an abort, a sanitizer report, an uncaught
+// exception, a merged file that does not read back) is a finding.
+
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "scenarios/search/results_file.hpp"
+
+namespace {
+
+bool write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool written = std::fwrite(data, 1, size, f) == size;
+  return std::fclose(f) == 0 && written;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace lic::scenarios;
+  const std::string base = "/tmp/lic-results-fuzz." + std::to_string(::getpid());
+  const std::string in = base + ".jsonl", merged = base + ".merged.jsonl", resumed = base + ".resumed.jsonl";
+  if (!write_file(in, data, size) || !write_file(resumed, data, size)) return 0;
+  // merge: one input alone, written back, and the written file merged again.
+  Merged m;
+  if (merge_results({in}, m).empty() && write_merged(m, merged).empty()) {
+    Merged again;
+    const std::string error = merge_results({merged}, again);
+    if (!error.empty() || again.seeds.size() != m.seeds.size()) {
+      std::fprintf(stderr, "a merged file does not read back: %s\n", error.c_str());
+      std::abort();
+    }
+  }
+  // resume: a sweep of the file's own header opens a copy of it to append to.
+  ResultsReader reader(in);
+  SeedRange range;
+  Shard shard;
+  if (reader.exists() && reader.error().empty() && !reader.empty() && parse_seed_range(reader.header().seeds, range).empty() &&
+      parse_shard(reader.header().shard, shard).empty()) {
+    ResultsWriter w;
+    std::vector<std::string> notes;
+    if (w.open(resumed, reader.header(), range, shard, false, notes).empty()) (void)w.close();
+  }
+  std::remove(in.c_str());
+  std::remove(merged.c_str());
+  std::remove(resumed.c_str());
+  return 0;
+}
