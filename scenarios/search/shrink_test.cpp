@@ -248,6 +248,34 @@ TEST_CASE("a stochastic fault that needs three of its firings becomes one schedu
   CHECK(same >= 9);
 }
 
+TEST_CASE("a time no round value keeps moves earlier by whole seconds keeping its phase - the pipeline's crash goes from 55.78 s to under 0.1 s", "[shrink]") {
+  // pipeline_temporary_validator at seed 1: its parser crash acted at 55.78 s. At any round time
+  // it lands as the reader hands a line on (one every 50 ms): the fixed tree loses that line too,
+  // so every round candidate is refused; the same instant within its second, earlier, is not.
+  const Scenario s = load("scenarios/bugs/pipeline_temporary_validator.yaml");
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  CHECK(r.unsaved > 0);  // the round times were tried and refused
+  REQUIRE(r.scenario.faults.size() == 1);
+  REQUIRE(r.scenario.faults[0].at);
+  CHECK(*r.scenario.faults[0].at < Time{} + kMillisecond * 100);
+  CHECK(r.scenario.duration < kSecond);
+  CHECK(r.after.events <= 63);  // within 1.5x of the hand-made minimal's 42
+}
+
+TEST_CASE("a loss window is tried losing everything first - the remote sink's 2 % loss becomes a one-way cut, and the file fails at any seed", "[shrink]") {
+  const Scenario s = load("scenarios/bugs/pipeline_remote_sink_lossy_link.yaml");  // its seed 1 fails
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  const auto loss = std::find_if(r.scenario.faults.begin(), r.scenario.faults.end(),
+                                 [](const faults::Fault& f) { return f.kind == faults::Kind::loss; });
+  REQUIRE(loss != r.scenario.faults.end());
+  CHECK(loss->ratio == Ratio::always());
+  CHECK(r.after.events <= 66);  // within 1.5x of the hand-made minimal's 44
+}
+
 TEST_CASE("a repeating fault's period gets shorter - the chaos phase after it", "[shrink]") {
   const Scenario s = load("scenarios/bugs/one_for_one_dependent_restart.yaml");
   const ShrinkResult r = shrink(s);
