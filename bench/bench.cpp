@@ -1,9 +1,12 @@
 #include "bench/bench.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -245,6 +248,96 @@ void run_tree(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   if (ran(without, "run_" + size + "_children_s", f)) f.add("run_" + size + "_children_s", without.wall_s, "s");
 }
 
+/// Shards of `seeds` seeds (the base sweep's lines again under new seed numbers), written as 16
+/// shards of one sweep would be: seed s in shard (s - 1) mod 16 + 1, each pair of neighbours
+/// swapped (a sweep on two cores writes its seeds about in order, as they finish).
+bool write_shards(const std::filesystem::path& base, std::uint64_t seeds, const std::filesystem::path& dir,
+                  std::vector<std::string>& paths) {
+  std::ifstream in(base);
+  std::string header, line;
+  std::vector<std::string> tails;  // each base line after its seed number
+  if (!std::getline(in, header)) return false;
+  while (std::getline(in, line)) {
+    const std::size_t comma = line.find(',');
+    if (line.rfind("{\"seed\":", 0) != 0 || comma == std::string::npos) return false;
+    tails.push_back(line.substr(comma));
+  }
+  if (tails.empty()) return false;
+  constexpr std::uint64_t kShards = 16;
+  const auto replace = [](std::string h, const std::string& key, const std::string& value) {
+    const std::size_t at = h.find("\"" + key + "\":\"");
+    if (at == std::string::npos) return h;
+    const std::size_t from = at + key.size() + 4, to = h.find('"', from);
+    return h.replace(from, to - from, value);
+  };
+  for (std::uint64_t k = 1; k <= kShards; ++k) {
+    paths.push_back((dir / fmt::format("shard{}.jsonl", k)).string());
+    std::ofstream out(paths.back(), std::ios::binary);
+    out << replace(replace(header, "seeds", fmt::format("1..{}", seeds)), "shard", fmt::format("{}/{}", k, kShards)) << "\n";
+    std::string text;
+    const auto put = [&](std::uint64_t s) {
+      if (s > seeds) return;
+      text += fmt::format("{{\"seed\":{}", s);
+      text += tails[(s - 1) % tails.size()];
+      text += '\n';
+    };
+    for (std::uint64_t s = k; s <= seeds; s += 2 * kShards) {
+      put(s + kShards);
+      put(s);
+      if (text.size() > (std::size_t{1} << 20)) out << text, text.clear();
+    }
+    out << text;
+    if (!out) return false;
+  }
+  return true;
+}
+
+/// Issue 36: `merge` of 16 shards of 10,000,000 seeds (quick: 100,000) of a small catalogue file,
+/// timed as a whole command with its peak RSS; the bytes a seed takes in a results file; and a
+/// sweep's cost per seed at 1,000,000 seeds against 1,000 (quick: 10,000), results kept.
+void run_merge(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
+  const std::string file = dir.write("small.yaml", kSmallScenario).string();
+  const std::filesystem::path base = dir.path() / "base.jsonl";
+  const CommandResult sweep = run_command({self_exe(o), "sweep", file, "--seeds", "1..1000", "--jobs", "1", "--out", base.string()});
+  if (!ran(sweep, "results_bytes_per_seed", f) && sweep.exit_code != 1) return;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(base, ec);
+  std::ifstream header_in(base);
+  std::string header;
+  std::getline(header_in, header);
+  if (ec) return f.absent("results_bytes_per_seed", "the base sweep wrote no results file");
+  f.add("results_bytes_per_seed", static_cast<double>(bytes - header.size() - 1) / 1000.0, "B");
+
+  const std::uint64_t seeds = o.quick ? 100'000 : 10'000'000;
+  const std::string name = o.quick ? "merge_100k" : "merge_10m";
+  std::vector<std::string> shards;
+  if (!write_shards(base, seeds, dir.path(), shards)) return f.absent(name + "_s", "the shards could not be written");
+  std::vector<std::string> argv{self_exe(o), "merge", (dir.path() / "merged").string()};
+  argv.insert(argv.end(), shards.begin(), shards.end());
+  const CommandResult merge = run_command(argv);
+  for (const std::string& s : shards) std::filesystem::remove(s, ec);
+  if (ran(merge, name + "_s", f)) {
+    f.add(name + "_s", merge.wall_s, "s");
+    f.add(name + "_peak_rss_mib", merge.peak_rss_mib, "MiB");
+  }
+  std::filesystem::remove_all(dir.path() / "merged", ec);
+
+  // The cost of a seed at two sizes, each a whole command with its results kept.
+  const std::uint64_t big = o.quick ? 10'000 : 1'000'000;
+  double per_seed[2] = {0, 0};
+  const std::uint64_t sizes[2] = {1000, big};
+  for (int i = 0; i < 2; ++i) {
+    const std::filesystem::path out = dir.path() / fmt::format("cost{}.jsonl", i);
+    const CommandResult r = run_command({self_exe(o), "sweep", file, "--seeds", fmt::format("1..{}", sizes[i]), "--jobs", "1", "--out", out.string()});
+    if (!ran(r, "sweep_seed_cost_growth_pct", f)) return;
+    per_seed[i] = r.cpu_s / static_cast<double>(sizes[i]);
+    std::filesystem::remove(out, ec);
+  }
+  f.add(fmt::format("sweep_seed_us_{}", 1000), per_seed[0] * 1e6, "us");
+  f.add(fmt::format("sweep_seed_us_{}", big), per_seed[1] * 1e6, "us");
+  f.add("sweep_seed_cost_growth_pct", (per_seed[1] / per_seed[0] - 1) * 100, "%");
+}
+
 void run_supervised(const BenchOptions& o, Figures& f) {
   const std::size_t n = o.quick ? 10'000 : 1'000'000;
   const std::string size = o.quick ? "10k" : "1m";
@@ -286,6 +379,11 @@ void headline(const BenchOptions& o, Figures& f) {
   need("sweep_jobs2_speedup", o.sweep, "sweep_jobs2_speedup", "sweep");
   need("supervised_worker_bytes_1m", o.supervised, "supervised_worker_bytes_1m", "supervised");
   need("out_10k_children_s", o.tree, "out_10k_children_s", "tree");
+  need("one_supervisor_1m_children_start_s", o.supervised, "supervised_flat_1m_start_s", "supervised");
+  need("merge_10m_s", o.merge, "merge_10m_s", "merge");
+  need("merge_10m_peak_rss_mib", o.merge, "merge_10m_peak_rss_mib", "merge");
+  need("results_bytes_per_seed", o.merge, "results_bytes_per_seed", "merge");
+  need("sweep_seed_cost_growth_pct", o.merge, "sweep_seed_cost_growth_pct", "merge");
 }
 
 }  // namespace
@@ -300,6 +398,7 @@ int run(const BenchOptions& o) {
     if (o.pipeline) run_pipeline(o, f, dir);
     if (o.sweep) run_sweep(o, f, dir);
     if (o.tree) run_tree(o, f, dir);
+    if (o.merge) run_merge(o, f, dir);
   }
   if (o.w1) run_w1(o, f);
   if (o.w2) run_w2(o, f);

@@ -17,6 +17,7 @@ struct BenchOptions {
   bool sweep = true;               ///< sweep --jobs 2 against --jobs 1 (whole commands)
   bool tree = true;                ///< reports of a wide tree (a whole command)
   bool supervised = true;          ///< resident memory of a supervised worker
+  bool merge = true;               ///< merge of 16 shards of 10M seeds; a sweep's cost per seed at 1k and 1M
   bool both_backends = true;       ///< also run the fiber workloads on Boost.Fiber
   bool peer = true;                ///< run the SimGrid peer if it was built
   std::size_t w2_fiber_max = 100'000;

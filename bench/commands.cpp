@@ -45,6 +45,26 @@ CommandResult run_command(const std::vector<std::string>& argv) {
   return r;
 }
 
+const char* const kSmallScenario = R"(scenario: one_for_one_crash_scope
+seed: 1
+duration: 5s
+tree:
+  root: {strategy: one_for_one, intensity: 3, period: 5s}
+  children:
+    - {id: a, behaviour: idle}
+    - {id: b, behaviour: idle}
+    - {id: c, behaviour: idle}
+script:
+  - {at: 1s, crash: /root/b, reason: {error: boom}}
+  - {at: 2s, which_children: /root}
+checks:
+  - model
+  - no_escalation
+  - {restarts: {of: /root/a, count: 0}}
+  - {restarts: {of: /root/b, count: 1}}
+  - {restarts: {of: /root/c, count: 0}}
+)";
+
 const char* const kPipelineScenario = R"(scenario: bench_pipeline
 description: >-
   letitcrash bench's pipeline: the mini pipeline on node a with Poisson crashes of its parser and

@@ -25,6 +25,10 @@ CommandResult run_command(const std::vector<std::string>& argv);
 /// partitioned and lossy every hour (docs/benchmarks.md).
 extern const char* const kPipelineScenario;
 
+/// A small catalogue file (scenarios/catalog/one_for_one.yaml, copied): three idle workers, one
+/// crash, five checks; what `merge` and the sweep's cost per seed are measured on.
+extern const char* const kSmallScenario;
+
 /// A root supervisor with `children` idle workers, run for one virtual second.
 std::string wide_tree_scenario(std::size_t children);
 

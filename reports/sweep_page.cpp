@@ -67,28 +67,36 @@ std::vector<StripCell> strip_cells(const SeedOutcomes& o) {
 }
 
 std::vector<HistogramBar> histogram(const std::vector<double>& values) {
-  std::vector<double> v;
-  for (double x : values)
-    if (std::isfinite(x)) v.push_back(x);
+  std::vector<std::pair<double, std::uint64_t>> counted;
+  counted.reserve(values.size());
+  for (double x : values) counted.emplace_back(x, 1);
+  return histogram_of_counts(counted);
+}
+
+std::vector<HistogramBar> histogram_of_counts(const std::vector<std::pair<double, std::uint64_t>>& values) {
+  std::vector<std::pair<double, std::uint64_t>> v;
+  std::uint64_t count = 0;
+  for (const auto& [x, n] : values)
+    if (std::isfinite(x) && n > 0) v.emplace_back(x, n), count += n;
   if (v.empty()) return {};
   const auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
-  const double lo = *lo_it, hi = *hi_it;
-  if (lo == hi) return {HistogramBar{lo, hi, v.size()}};
+  const double lo = lo_it->first, hi = hi_it->first;
+  if (lo == hi) return {HistogramBar{lo, hi, count}};
   constexpr std::size_t kMaxBars = 40;
-  const bool whole = std::all_of(v.begin(), v.end(), [](double x) { return x == std::floor(x); });
+  const bool whole = std::all_of(v.begin(), v.end(), [](const auto& x) { return x.first == std::floor(x.first); });
   // Whole numbers over a short range (restart counts): a bar a value. Else about sqrt(n) bars.
   const bool per_value = whole && hi - lo < static_cast<double>(kMaxBars);
   const std::size_t bars = per_value ? static_cast<std::size_t>(hi - lo) + 1
-                                     : std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(std::sqrt(v.size()))), 2, kMaxBars);
+                                     : std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(count)))), 2, kMaxBars);
   const double width = per_value ? 1.0 : (hi - lo) / static_cast<double>(bars);
   std::vector<HistogramBar> out(bars);
   for (std::size_t i = 0; i < bars; ++i) {
     out[i].lo = lo + width * static_cast<double>(i);
     out[i].hi = i + 1 == bars ? (per_value ? hi + 1 : hi) : lo + width * static_cast<double>(i + 1);
   }
-  for (double x : v) {
+  for (const auto& [x, n] : v) {
     const auto i = static_cast<std::size_t>(std::floor((x - lo) / width));
-    ++out[std::min(i, bars - 1)].n;
+    out[std::min(i, bars - 1)].n += n;
   }
   return out;
 }
@@ -124,7 +132,7 @@ std::string strip_svg(const SeedOutcomes& o) {
 }
 
 std::string histogram_svg(const SweepMetric& m) {
-  const std::vector<HistogramBar> bars = histogram(m.values);
+  const std::vector<HistogramBar> bars = histogram_of_counts(m.values);
   std::uint64_t count = 0, tallest = 0;
   for (const HistogramBar& b : bars) count += b.n, tallest = std::max(tallest, b.n);
   constexpr double kLeft = 40, kWidth = 420, kBase = 130, kHeight = 100;
@@ -166,10 +174,12 @@ std::string metrics_section(const SweepReport& r) {
   if (r.metrics.empty()) return out + "<p>No metric was measured.</p>\n";
   for (const SweepMetric& m : r.metrics) {
     out += fmt::format("<h3><code>{}</code></h3>\n", xml_escape(m.name));
-    out += m.values.empty() ? fmt::format("<p>{} runs reported it, with no value.</p>\n", m.runs)
-                            : fmt::format("<p>{} runs, {} values: p50 {}, p90 {}, p99 {}, max {}.</p>\n", m.runs,
-                                          m.values.size(), num(m.p50), num(m.p90), num(m.p99),
-                                          num(*std::max_element(m.values.begin(), m.values.end())));
+    out += m.count == 0 ? fmt::format("<p>{} runs reported it, with no value.</p>\n", m.runs)
+                        : fmt::format("<p>{} runs, {} values: p50 {}, p90 {}, p99 {}, max {}{}.</p>\n", m.runs, m.count,
+                                      num(m.p50), num(m.p90), num(m.p99), num(m.max),
+                                      m.quantile_error == 0 ? std::string()
+                                                            : fmt::format(" (quantiles and histogram from a sketch, within {:g} %)",
+                                                                          100 * m.quantile_error));
     out += histogram_svg(m);
   }
   return out;

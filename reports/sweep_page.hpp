@@ -37,9 +37,13 @@ struct SweepFailure {
 
 struct SweepMetric {
   std::string name;
-  std::size_t runs = 0;        ///< runs that reported it
-  std::vector<double> values;  ///< every value of every run
-  double p50 = 0, p90 = 0, p99 = 0;  ///< nearest rank, as the terminal prints them
+  std::size_t runs = 0;  ///< runs that reported it
+  /// Every value of every run as (value, how many), ascending; past a million values, a
+  /// sketch's buckets, each read as one value within `quantile_error` of those in it.
+  std::vector<std::pair<double, std::uint64_t>> values;
+  std::uint64_t count = 0;  ///< values in all
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;  ///< nearest rank, as the terminal prints them
+  double quantile_error = 0;                  ///< 0: exact
 };
 
 struct SweepCoverage {
@@ -98,6 +102,8 @@ struct HistogramBar {
 /// Equal-width bars over the finite values (one bar when they are all equal, none when there is
 /// no finite value); every finite value is in exactly one bar.
 std::vector<HistogramBar> histogram(const std::vector<double>& values);
+/// The same over values with counts.
+std::vector<HistogramBar> histogram_of_counts(const std::vector<std::pair<double, std::uint64_t>>& values);
 
 std::string sweep_index_html(const SweepReport& r);
 std::string sweep_junit_xml(const SweepReport& r);

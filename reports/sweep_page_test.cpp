@@ -125,11 +125,17 @@ TEST_CASE("sweep histogram: the bars' counts sum to the values and equal values 
   REQUIRE(counts.size() == 4);
   CHECK(counts[1].n == 2);
   CHECK(counts[2].n == 0);
+  // Counted values (a sketch's buckets) draw as that many values would.
+  const std::vector<HistogramBar> weighted = histogram_of_counts(std::vector<std::pair<double, std::uint64_t>>{{0, 1}, {1, 2}, {3, 1}});
+  REQUIRE(weighted.size() == 4);
+  CHECK(weighted[1].n == 2);
 
   SweepReport r = sweep(1, 3, {});
-  r.metrics.push_back({"failover_time", 3, v, 0.1, 0.3, 0.36});
-  r.metrics.push_back({"drain_time", 3, {}, 0, 0, 0});
-  r.metrics.push_back({"availability", 3, {0.99, 0.99, 0.99}, 0.99, 0.99, 0.99});
+  std::vector<std::pair<double, std::uint64_t>> counted;
+  for (double x : v) counted.emplace_back(x, 1);
+  r.metrics.push_back({"failover_time", 3, counted, 1000, 0.1, 0.3, 0.36, 0.37});
+  r.metrics.push_back({"drain_time", 3, {}, 0, 0, 0, 0, 0});
+  r.metrics.push_back({"availability", 3, {{0.99, 3}}, 3, 0.99, 0.99, 0.99, 0.99});
   const std::string page = sweep_index_html(r);
   CHECK(page.find("data-metric=\"failover_time\" data-count=\"1000\"") != std::string::npos);
   CHECK(page.find("data-metric=\"drain_time\" data-count=\"0\"") != std::string::npos);
@@ -165,7 +171,7 @@ TEST_CASE("sweep pages escape hostile scenario - check and metric names", "[repo
   r.outcomes.failure_kinds = {hostile};
   r.failing[0].failed = {hostile};
   r.failing[0].reproduce = "letitcrash run '" + hostile + "'";
-  r.metrics.push_back({hostile, 1, {1, 2}, 1, 2, 2});
+  r.metrics.push_back({hostile, 1, {{1, 1}, {2, 1}}, 2, 1, 2, 2, 2});
   r.coverage = SweepCoverage{3, {{hostile, 1, 1, 1}}, {{hostile, 2, 1, 0}}};
   const std::string page = sweep_index_html(r);
   const std::string xml = sweep_junit_xml(r);

@@ -252,9 +252,18 @@ PY
   # merge into a folder, an input given as its folder.
   run 1 m.log merge merged deep/out
   says m.log "into merged/results.jsonl$"
-  says m.log "^pages: merged/index.html \(junit: merged/junit.xml\)$"
+  says m.log "^pages: merged/index.html \(coverage: merged/coverage.html, junit: merged/junit.xml\)$"
   same_results deep/out/results.jsonl merged/results.jsonl
   [ -s merged/summary.json ] && [ -s merged/junit.xml ] || fail "merge did not write the folder's pages"
+  # The merged summary is the sweep's, coverage included (the scenario file is the one swept).
+  cmp -s deep/out/summary.json merged/summary.json || fail "the merged summary.json differs from the sweep's"
+  # A file that is no longer the one swept: the merge says so and leaves the coverage out.
+  cp "$flaky" changed.yaml
+  run 1 c1.log sweep changed.yaml --seeds 1..6 --out changed
+  sed -i 's/mtbf: 5s/mtbf: 6s/' changed.yaml
+  run 1 c2.log merge changed-merged changed
+  says c2.log "^merge: no coverage in the summary: changed.yaml is not the file the shards ran"
+  grep -q '"coverage"' changed-merged/summary.json && fail "coverage from a file that changed"
   # --shrink writes into the folder.
   run 1 s.log sweep "$flaky" --seeds 1..30 --jobs 2 --out deep/out --shrink 1
   ls deep/out/sweep_flaky.seed*.shrunk.yaml >/dev/null || fail "--shrink did not write into the folder"

@@ -8,6 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <queue>
+#include <tuple>
+#include <unordered_set>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "reports/atomic_file.hpp"
@@ -373,27 +378,235 @@ std::string ResultsWriter::close() {
 
 namespace {
 
-/// Adds one input's seeds; returns an error naming the file and line, empty when they fit.
-std::string gather(ResultsReader& rf, const std::string& in, Merged& m, std::map<std::uint64_t, std::string>& origin) {
-  while (const std::optional<SeedResult> r = rf.next()) {
-    if (r->seed < m.range.first || r->seed > m.range.last)
-      return fmt::format("{}:{}: seed {} is outside the sweep's seeds {}", in, rf.line(), r->seed, m.header.seeds);
-    const auto [it, added] = m.seeds.emplace(r->seed, *r);
-    if (added) origin[r->seed] = in;
-    else if (!(it->second == *r))
-      return fmt::format("{}:{}: seed {} has other results (trace_hash {}) than in {} (trace_hash {})", in, rf.line(),
-                         r->seed, r->trace_hash, origin[r->seed], it->second.trace_hash);
+/// One seed's line of an input: where it came from, for the errors that name it.
+struct Entry {
+  std::uint64_t seed = 0;
+  std::uint32_t input = 0;
+  std::uint64_t line = 0;
+  std::size_t offset = 0;  // in the chunk's text
+  std::size_t size = 0;
+};
+
+/// What a spilled run holds per line, before the line's bytes.
+struct SpillHead {
+  std::uint64_t seed;
+  std::uint64_t line;
+  std::uint32_t input;
+  std::uint32_t size;
+};
+
+/// Lines read and not yet spilled, sorted by (seed, input, line) when full.
+struct Chunk {
+  std::string text;
+  std::vector<Entry> entries;
+  void sort() {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.seed, a.input, a.line) < std::tie(b.seed, b.input, b.line);
+    });
   }
-  if (!rf.error().empty()) return rf.error();
-  if (rf.torn_at()) m.notes.push_back(fmt::format("{}:{}: ignoring a torn last line", in, rf.line()));
-  return {};
+};
+
+/// A temporary file with no name: unlinked as soon as it is made, so it goes when it is closed
+/// or the process ends, however that happens.
+std::FILE* anonymous_file(std::string& error) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string templ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/letitcrash-merge.XXXXXX";
+  const int fd = mkstemp(templ.data());
+  if (fd < 0) {
+    error = errno_text("create a temporary file in", templ.substr(0, templ.rfind('/')));
+    return nullptr;
+  }
+  ::unlink(templ.c_str());
+  std::FILE* f = fdopen(fd, "w+b");
+  if (f == nullptr) {
+    ::close(fd);
+    error = errno_text("open", templ);
+  }
+  return f;
 }
+
+/// A sorted run of lines: the last chunk in memory, or a spilled one read back in order.
+class Run {
+ public:
+  explicit Run(Chunk* mem) : mem_(mem) {}
+  explicit Run(std::FILE* f) : file_(f) { std::rewind(f); }
+  Run(Run&& o) noexcept : mem_(o.mem_), at_(o.at_), file_(o.file_), head(o.head), text(std::move(o.text)) { o.file_ = nullptr; }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  Run& operator=(Run&&) = delete;
+  ~Run() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  /// Moves to the next line; false at the end.
+  bool next() {
+    if (mem_ != nullptr) {
+      if (at_ == mem_->entries.size()) return false;
+      const Entry& e = mem_->entries[at_++];
+      head = {e.seed, e.line, e.input, static_cast<std::uint32_t>(e.size)};
+      text.assign(mem_->text, e.offset, e.size);
+      return true;
+    }
+    if (std::fread(&head, sizeof head, 1, file_) != 1) return false;
+    text.resize(head.size);
+    return head.size == 0 || std::fread(text.data(), 1, head.size, file_) == head.size;
+  }
+
+ private:
+  Chunk* mem_ = nullptr;
+  std::size_t at_ = 0;
+  std::FILE* file_ = nullptr;
+
+ public:
+  SpillHead head{};
+  std::string text;
+};
+
+/// Which seeds of the range were seen: a bit a seed for ranges up to 2^28 seeds (32 MiB), a
+/// set of those present beyond.
+class SeenSeeds {
+ public:
+  explicit SeenSeeds(const SeedRange& r) : first_(r.first) {
+    const std::uint64_t size = r.last - r.first;  // one less than the count: no overflow
+    if (size < (std::uint64_t{1} << 28)) bits_.assign(size / 64 + 1, 0);
+  }
+  /// Marks `seed`; false when it was marked already.
+  bool insert(std::uint64_t seed) {
+    if (bits_.empty()) return set_.insert(seed).second;
+    const std::uint64_t i = seed - first_;
+    std::uint64_t& word = bits_[i / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if ((word & bit) != 0) return false;
+    word |= bit;
+    return true;
+  }
+
+ private:
+  std::uint64_t first_;
+  std::vector<std::uint64_t> bits_;
+  std::unordered_set<std::uint64_t> set_;  // membership only: never iterated
+};
+
+/// The state of one merge: the runs made so far and the chunk being filled.
+struct Merger {
+  const std::vector<std::string>& inputs;
+  Merged& m;
+  const std::function<void(const SeedResult&)>& each;
+  const MergeOptions& options;
+  Chunk chunk;
+  std::vector<std::FILE*> spilled;
+  SeenSeeds seen;
+
+  Merger(const std::vector<std::string>& in, Merged& out, const std::function<void(const SeedResult&)>& e,
+         const MergeOptions& o)
+      : inputs(in), m(out), each(e), options(o), seen(out.range) {}
+  Merger(const Merger&) = delete;
+  Merger& operator=(const Merger&) = delete;
+  ~Merger() {
+    for (std::FILE* f : spilled) std::fclose(f);
+  }
+
+  std::string spill() {
+    chunk.sort();
+    std::string error;
+    std::FILE* f = anonymous_file(error);
+    if (f == nullptr) return error;
+    spilled.push_back(f);
+    for (const Entry& e : chunk.entries) {
+      const SpillHead h{e.seed, e.line, e.input, static_cast<std::uint32_t>(e.size)};
+      if (std::fwrite(&h, sizeof h, 1, f) != 1 || std::fwrite(chunk.text.data() + e.offset, 1, e.size, f) != e.size)
+        return errno_text("write a temporary file for", inputs.front());
+    }
+    if (std::fflush(f) != 0) return errno_text("write a temporary file for", inputs.front());
+    chunk.text.clear();
+    chunk.entries.clear();
+    return {};
+  }
+
+  /// Files one result read from input `index` at `line`.
+  std::string file(SeedResult& r, std::uint32_t index, std::uint64_t line) {
+    if (r.seed < m.range.first || r.seed > m.range.last)
+      return fmt::format("{}:{}: seed {} is outside the sweep's seeds {}", inputs[index], line, r.seed, m.header.seeds);
+    if (seen.insert(r.seed) && each) each(r);
+    chunk.entries.push_back({r.seed, index, line, chunk.text.size(), r.line.size()});
+    chunk.text += r.line;
+    if (chunk.text.size() >= options.chunk_bytes) return spill();
+    return {};
+  }
+
+  /// Reads every input into the runs, in input order.
+  std::string read_all() {
+    for (std::uint32_t i = 0; i < inputs.size(); ++i) {
+      ResultsReader rf(inputs[i]);
+      while (std::optional<SeedResult> r = rf.next())
+        if (std::string e = file(*r, i, rf.line()); !e.empty()) return e;
+      if (!rf.error().empty()) return rf.error();
+      if (rf.torn_at()) m.notes.push_back(fmt::format("{}:{}: ignoring a torn last line", inputs[i], rf.line()));
+    }
+    return {};
+  }
+
+  void note_gap(std::uint64_t first, std::uint64_t last) {
+    m.missing_seeds += last - first + 1;
+    ++m.missing_gaps;
+    if (m.missing.size() < Merged::kGapsKept) m.missing.push_back({first, last});
+  }
+
+  /// The runs merged into `path`: each seed once, in order.
+  std::string write(const std::string& path) {
+    std::vector<Run> runs;
+    if (spilled.empty()) {
+      chunk.sort();
+      runs.emplace_back(&chunk);
+    } else {
+      if (!chunk.entries.empty())
+        if (std::string e = spill(); !e.empty()) return e;
+      for (std::FILE*& f : spilled) runs.emplace_back(std::exchange(f, nullptr));
+      spilled.clear();
+    }
+    using Key = std::tuple<std::uint64_t, std::uint32_t, std::uint64_t, std::size_t>;  // seed, input, line, run
+    std::priority_queue<Key, std::vector<Key>, std::greater<>> heads;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (runs[i].next()) heads.emplace(runs[i].head.seed, runs[i].head.input, runs[i].head.line, i);
+    reports::AtomicFileWriter out(path);
+    out.write(header_line(m.header));
+    std::optional<SpillHead> last;
+    std::string last_text;
+    std::uint64_t next = m.range.first;  // the first seed not yet accounted for
+    bool done = false;
+    while (!heads.empty()) {
+      const std::size_t at = std::get<3>(heads.top());
+      Run& run = runs[at];
+      heads.pop();
+      const SpillHead h = run.head;
+      if (last && last->seed == h.seed) {
+        if (run.text != last_text) {
+          const In a = In::parse(run.text, nullptr, false), b = In::parse(last_text, nullptr, false);
+          const std::optional<SeedResult> x = read_result(a), y = read_result(b);
+          if (!x || !y || !(*x == *y))
+            return fmt::format("{}:{}: seed {} has other results (trace_hash {}) than in {}:{} (trace_hash {})", inputs[h.input],
+                               h.line, h.seed, x ? x->trace_hash : "?", inputs[last->input], last->line,
+                               y ? y->trace_hash : "?");
+        }
+      } else {
+        if (h.seed > next) note_gap(next, h.seed - 1);
+        if (h.seed == m.range.last) done = true;
+        else next = h.seed + 1;
+        ++m.seeds;
+        out.write(run.text);
+        last = h;
+        last_text = run.text;
+      }
+      if (run.next()) heads.emplace(run.head.seed, run.head.input, run.head.line, at);
+    }
+    if (!done) note_gap(next, m.range.last);
+    return out.commit();
+  }
+};
 
 }  // namespace
 
-std::string merge_results(const std::vector<std::string>& inputs, Merged& m) {
+std::string merge_headers(const std::vector<std::string>& inputs, Merged& m) {
   if (inputs.empty()) return "give the shards' results files to join";
-  std::map<std::uint64_t, std::string> origin;  // which input each seed came from
   for (const std::string& in : inputs) {
     ResultsReader rf(in);
     if (!rf.exists()) return "cannot read " + in;
@@ -405,16 +618,18 @@ std::string merge_results(const std::vector<std::string>& inputs, Merged& m) {
     } else if (const std::string d = header_difference(rf.header(), in, m.header, inputs.front(), false); !d.empty()) {
       return fmt::format("{} is not a shard of the same sweep as {} ({})", in, inputs.front(), d);
     }
-    if (const std::string e = gather(rf, in, m, origin); !e.empty()) return e;
   }
   m.header.shard = "1/1";  // the merged file reads as one unsharded sweep
   return {};
 }
 
-std::string write_merged(const Merged& m, const std::string& path) {
-  std::string text = header_line(m.header);
-  for (const auto& [seed, r] : m.seeds) text += r.line.empty() ? result_line(r) : r.line;
-  return reports::write_file_atomically(path, text);
+std::string merge_results(const std::vector<std::string>& inputs, const std::string& path, Merged& m,
+                          const std::function<void(const SeedResult&)>& each, const MergeOptions& options) {
+  if (std::string e = merge_headers(inputs, m); !e.empty()) return e;
+  if (inputs.size() > std::numeric_limits<std::uint32_t>::max()) return "too many results files to merge at once";
+  Merger merger(inputs, m, each, options);
+  if (std::string e = merger.read_all(); !e.empty()) return e;
+  return merger.write(path);
 }
 
 std::string summary_path(const std::string& results) {
@@ -436,26 +651,15 @@ std::string write_summary(const std::string& path, const SweepHeader& h, std::ui
   for (const auto& [name, dist] : metrics.by_name()) {
     // No value over every run (a list metric that stayed empty): no quantiles, null.
     const auto& d = dist;  // (clang 14 cannot capture a structured binding)
-    const auto q = [&d](double p) { return d.values.empty() ? Json() : Json(d.quantile(p)); };
-    m[name] = {{"runs", d.runs}, {"values", d.values.size()}, {"p50", q(0.5)},
-               {"p90", q(0.9)},  {"p99", q(0.99)},            {"max", d.values.empty() ? Json() : Json(d.max())}};
+    const auto q = [&d](double p) { return d.empty() ? Json() : Json(d.quantile(p)); };
+    m[name] = {{"runs", d.runs}, {"values", d.count()}, {"p50", q(0.5)},
+               {"p90", q(0.9)},  {"p99", q(0.99)},       {"max", d.empty() ? Json() : Json(d.max())}};
+    // Past Distribution::kExactValues the quantiles come from a sketch: say how far off they may be.
+    if (!d.exact()) m[name]["quantile_rel_error"] = d.quantile_error();
   }
   j["metrics"] = std::move(m);
   if (!coverage.empty()) j["coverage"] = Json::parse(coverage);
   return reports::write_file_atomically(path, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
-}
-
-std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present) {
-  std::vector<SeedRange> out;
-  std::uint64_t next = r.first;  // the first seed not yet accounted for
-  bool done = false;
-  for (const auto& [seed, res] : present) {
-    if (seed > next) out.push_back({next, seed - 1});
-    if (seed == r.last) done = true;
-    else next = seed + 1;
-  }
-  if (!done) out.push_back({next, r.last});
-  return out;
 }
 
 }  // namespace lic::scenarios

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -124,15 +125,36 @@ class ResultsWriter {
 struct Merged {
   SweepHeader header;  ///< as an unsharded sweep ("1/1")
   SeedRange range;
-  std::map<std::uint64_t, SeedResult> seeds;
+  std::uint64_t seeds = 0;  ///< distinct seeds written
+  /// The seeds of the range no input holds: their number, the number of gaps, and the first
+  /// kGapsKept gaps.
+  static constexpr std::size_t kGapsKept = 100;
+  std::uint64_t missing_seeds = 0;
+  std::uint64_t missing_gaps = 0;
+  std::vector<SeedRange> missing;
   std::vector<std::string> notes;  ///< torn last lines ignored
 };
 
-/// Reads `inputs`. Returns an error (naming the file) when an input is not a shard of the same
-/// sweep or a seed clashes; empty on success.
-std::string merge_results(const std::vector<std::string>& inputs, Merged& out);
-/// Writes the merged file atomically. Returns an error, empty on success.
-std::string write_merged(const Merged& m, const std::string& path);
+struct MergeOptions {
+  /// Lines held in memory before a sorted run of them goes to a temporary file (in $TMPDIR, or
+  /// /tmp; unlinked at once, so nothing is left behind). Memory stays near this whatever the
+  /// number of seeds; below it, nothing is spilled.
+  std::size_t chunk_bytes = std::size_t{64} << 20;
+};
+
+/// Checks that `inputs` are shards of one sweep (their headers); fills out.header and out.range.
+/// Returns an error naming the file, empty when they belong together.
+std::string merge_headers(const std::vector<std::string>& inputs, Merged& out);
+
+/// Joins `inputs` into `path`, written atomically: the header of an unsharded sweep, then every
+/// seed once, sorted. Streams: the lines go through sorted runs (spilled past
+/// options.chunk_bytes) and a k-way merge, so a merge of ten million seeds needs no more memory
+/// than one of ten thousand. `each` sees every distinct seed's result once, in the order the
+/// inputs hold them (not sorted): what a summary counts. Returns an error naming the file and
+/// line when an input is not a shard of the same sweep, a seed is outside the range, or a seed
+/// has other results in another input; empty on success (nothing is written on an error).
+std::string merge_results(const std::vector<std::string>& inputs, const std::string& path, Merged& out,
+                          const std::function<void(const SeedResult&)>& each = {}, const MergeOptions& options = {});
 
 /// The summary written next to a results file: results.jsonl -> results.summary.json.
 std::string summary_path(const std::string& results);
@@ -141,8 +163,5 @@ std::string summary_path(const std::string& results);
 /// empty on success.
 std::string write_summary(const std::string& path, const SweepHeader& h, std::uint64_t seeds, std::uint64_t passed,
                           std::uint64_t failed, const MetricSummary& metrics, const std::string& coverage = {});
-
-/// The seeds of `r` that `present` lacks, as closed ranges.
-std::vector<SeedRange> gaps(const SeedRange& r, const std::map<std::uint64_t, SeedResult>& present);
 
 }  // namespace lic::scenarios

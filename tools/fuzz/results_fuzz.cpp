@@ -1,6 +1,7 @@
 // Fuzz target: the reading of a sweep's results file (issue 34, docs/robustness.md), as `merge`
-// and a resumed `sweep` read it. The bytes are written to a file; it is merged alone (and the
-// merged file written and merged again, which must read back), and, when its header reads, a
+// and a resumed `sweep` read it. The bytes are written to a file; it is merged with itself (every
+// seed twice, through spilled sorted runs of a few lines each and the k-way merge; the merged
+// file merged again, which must read back with as many seeds), and, when its header reads, a
 // sweep of that header resumes a copy of it. A file that is not one a sweep wrote is bad input
 // (an error naming its line); anything else (an abort, a sanitizer report, an uncaught
 // exception, a merged file that does not read back) is a finding.
@@ -33,11 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string in = base + ".jsonl", merged = base + ".merged.jsonl", resumed = base + ".resumed.jsonl";
   if (!write_file(in, data, size) || !write_file(resumed, data, size)) return 0;
   // merge: one input alone, written back, and the written file merged again.
+  // A chunk of 256 bytes: a few lines a sorted run, so the spill and the k-way merge run too.
+  MergeOptions small;
+  small.chunk_bytes = 256;
   Merged m;
-  if (merge_results({in}, m).empty() && write_merged(m, merged).empty()) {
+  std::uint64_t counted = 0;
+  if (merge_results({in, in}, merged, m, [&counted](const SeedResult&) { ++counted; }, small).empty()) {
     Merged again;
-    const std::string error = merge_results({merged}, again);
-    if (!error.empty() || again.seeds.size() != m.seeds.size()) {
+    const std::string error = merge_results({merged}, merged + ".again", again);
+    std::remove((merged + ".again").c_str());
+    if (!error.empty() || again.seeds != m.seeds || counted != m.seeds) {
       std::fprintf(stderr, "a merged file does not read back: %s\n", error.c_str());
       std::abort();
     }

@@ -14,7 +14,10 @@
 #include <type_traits>
 
 #include "scenarios/run/report.hpp"
+#include "scenarios/file/fix.hpp"
 #include "scenarios/file/validate.hpp"
+#include "scenarios/file/write.hpp"
+#include "sim/rng.hpp"
 #include "reports/atomic_file.hpp"
 #include "reports/escape.hpp"
 #include "reports/sweep_page.hpp"
@@ -209,7 +212,7 @@ void print_metrics(const scenarios::MetricSummary& m, const std::vector<std::str
   say("  metrics:     {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "", w, "runs", "p50", "p90", "p99", "max");
   for (const auto& [name, d] : m.by_name()) {
     if (!shown(only, name)) continue;
-    if (d.values.empty()) {  // a list that stayed empty in every run
+    if (d.empty()) {  // a list that stayed empty in every run
       say("               {:<{}} {:>6} {:>10} {:>10} {:>10} {:>10}\n", name, w, d.runs, "-", "-", "-", "-");
       continue;
     }
@@ -324,8 +327,9 @@ reports::SweepReport sweep_report(const SweepHeader& h, const Tally& t, const Su
     r.failing.push_back(std::move(x));
   }
   for (const auto& [name, d] : t.metrics.by_name()) {
-    const bool any = !d.values.empty();
-    r.metrics.push_back({name, d.runs, d.values, any ? d.quantile(0.5) : 0, any ? d.quantile(0.9) : 0, any ? d.quantile(0.99) : 0});
+    const bool any = !d.empty();
+    r.metrics.push_back({name, d.runs, d.weighted(), d.count(), any ? d.quantile(0.5) : 0, any ? d.quantile(0.9) : 0,
+                         any ? d.quantile(0.99) : 0, any ? d.max() : 0, d.quantile_error()});
   }
   if (t.coverage) {
     reports::SweepCoverage cov{t.coverage->seeds(), {}, {}};
@@ -475,7 +479,7 @@ void print_vary(const std::vector<VaryRow>& rows, const scenarios::Vary& v, cons
     std::string line = fmt::format("  {:<14} {:>7} {:>7}", r.value, r.tally.passed, r.tally.failed);
     for (const std::string& n : names) {
       const auto it = r.tally.metrics.by_name().find(n);
-      if (it == r.tally.metrics.by_name().end() || it->second.values.empty()) line += fmt::format("  {:>10} {:>10}", "-", "-");
+      if (it == r.tally.metrics.by_name().end() || it->second.empty()) line += fmt::format("  {:>10} {:>10}", "-", "-");
       else line += fmt::format("  {:>10.4g} {:>10.4g}", it->second.quantile(0.5), it->second.max());
     }
     say("{}\n", line);
@@ -647,19 +651,35 @@ std::string resume_command(const Invocation& cli, const SweepHeader& h, const st
 
 /// Prints the seeds of the range that no input holds; returns whether there are any.
 bool print_missing(const Invocation& cli, const scenarios::Merged& m, const std::string& out) {
-  const std::vector<SeedRange> missing = scenarios::gaps(m.range, m.seeds);
-  if (missing.empty()) return false;
-  std::uint64_t count = 0;
+  if (m.missing_seeds == 0) return false;
   std::string listed;
-  for (std::size_t i = 0; i < missing.size(); ++i) {
-    count += missing[i].last - missing[i].first + 1;
-    const SeedRange& g = missing[i];
-    if (i < kGapsListed) listed += (i == 0 ? "" : ", ") + (g.first == g.last ? std::to_string(g.first) : scenarios::to_string(g));
+  for (std::size_t i = 0; i < m.missing.size() && i < kGapsListed; ++i) {
+    const SeedRange& g = m.missing[i];
+    listed += (i == 0 ? "" : ", ") + (g.first == g.last ? std::to_string(g.first) : scenarios::to_string(g));
   }
-  if (missing.size() > kGapsListed) listed += fmt::format(" and {} more gaps", missing.size() - kGapsListed);
-  say("  missing:     {} seed{} of {}: {}\n", count, count == 1 ? "" : "s", m.header.seeds, listed);
+  if (m.missing_gaps > kGapsListed) listed += fmt::format(" and {} more gaps", m.missing_gaps - kGapsListed);
+  say("  missing:     {} seed{} of {}: {}\n", m.missing_seeds, m.missing_seeds == 1 ? "" : "s", m.header.seeds, listed);
   say("  resume the merged file to run just those: {}\n", resume_command(cli, m.header, out));
   return true;
+}
+
+/// The coverage of a merged sweep, when its scenario file is still the one the shards ran (its
+/// hash, plain or with its fix, is the header's): the coverage needs the file's faults, checks
+/// and tree. Otherwise nothing, and a note says why.
+std::optional<scenarios::Coverage> merged_coverage(const Invocation& cli, const SweepHeader& h) {
+  scenarios::ParseResult p = scenarios::load_scenario(h.file, *cli.registry);
+  if (p.ok()) {
+    if (h.scenario_hash == scenarios::hash_hex(stable_hash(scenarios::to_yaml(p.scenario))))
+      return scenarios::Coverage(p.scenario, *cli.registry);
+    if (!p.scenario.fix.empty()) {
+      scenarios::ParseResult f = scenarios::apply_fix(p.scenario, *cli.registry);
+      if (f.ok() && h.scenario_hash == scenarios::hash_hex(stable_hash(scenarios::to_yaml(f.scenario))))
+        return scenarios::Coverage(f.scenario, *cli.registry);
+    }
+  }
+  say("merge: no coverage in the summary: {} is not the file the shards ran (scenario_hash {})\n",
+      scenarios::printable(h.file), h.scenario_hash);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -672,17 +692,20 @@ int merge_command(const Invocation& cli, const std::string& out, const std::vect
   }
   const SweepFiles files = sweep_files(out);
   scenarios::Merged m;
-  std::string error = scenarios::merge_results(inputs, m);
-  for (const std::string& n : m.notes) fmt::print(stderr, "merge: {}\n", scenarios::printable(n));
+  Tally tally;
+  std::string error = scenarios::merge_headers(inputs, m);
   if (error.empty()) error = make_folder(files);
-  if (error.empty()) error = scenarios::write_merged(m, files.results);
+  if (error.empty()) {
+    tally.strip.track(m.range.first, 1);
+    tally.coverage = merged_coverage(cli, m.header);
+    // Each seed counted as it is read: the merge itself streams, and so does the summary.
+    error = scenarios::merge_results(inputs, files.results, m, [&tally](const SeedResult& r) { tally.add(r); });
+  }
+  for (const std::string& n : m.notes) fmt::print(stderr, "merge: {}\n", scenarios::printable(n));
   if (!error.empty()) {
     std::fprintf(stderr, "merge: %s\n", scenarios::printable(error).c_str());
     return 2;
   }
-  Tally tally;
-  tally.strip.track(m.range.first, 1);
-  for (const auto& [seed, r] : m.seeds) tally.add(r);
   say("merge: {} ({}), seeds {}: {} file{} into {}\n", m.header.scenario, m.header.file, m.header.seeds,
              inputs.size(), inputs.size() == 1 ? "" : "s", files.results);
   const SummaryContext c = summary_context(cli, m.header, files.results);
