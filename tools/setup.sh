@@ -3,7 +3,7 @@
 # builds. Idempotent and quiet when everything is there; fails loudly, naming the package, when
 # an install fails.
 #
-#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--pg] [--main-job] [--no-build]
+#   tools/setup.sh [--build-dir DIR] [--sanitize] [--werror] [--compiler gcc|clang] [--fuzz] [--otp] [--go] [--pg] [--slurm] [--main-job] [--no-build]
 #
 # --main-job installs and builds only what tools/main-job.sh runs: the letitcrash program and the
 #   SimGrid peer of its benchmark, no tests (no Catch2, RapidCheck, clang-tidy or Chromium). A new
@@ -23,6 +23,9 @@
 # --pg also installs PostgreSQL 15, Debian's python3-psycopg2 / python3-yaml, nftables and iproute2
 #   for the pg-live conformance label (conformance/pg/record.py, docs/conformance-pg.md); the build
 #   itself never needs them.
+# --slurm also installs Slurm (slurmctld, slurmd, the client commands) and munge, and iproute2,
+#   for tools/slurm/local-cluster.sh and the slurm-live label (docs/sweeps.md). That script starts
+#   its own daemons in a temporary folder and never uses the host's /etc/slurm or /etc/munge.
 #
 # -Werror is on when CI=true or --werror is given.
 set -euo pipefail
@@ -38,6 +41,7 @@ fuzz=OFF
 otp=0
 go=0
 pg=0
+slurm=0
 main_job=0
 [ "${CI:-}" = "true" ] && werror=ON
 
@@ -52,8 +56,9 @@ while [ $# -gt 0 ]; do
     --otp) otp=1; shift ;;
     --go) go=1; shift ;;
     --pg) pg=1; shift ;;
+    --slurm) slurm=1; shift ;;
     --main-job) main_job=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -78,6 +83,8 @@ fi
 [ "$go" = 1 ] && packages+=(golang-go)  # conformance/go/go-live.sh: the channel rules on real Go
 # conformance/pg/record.py: a throwaway PostgreSQL 15 cluster, cuts in a private network namespace
 [ "$pg" = 1 ] && packages+=(postgresql-15 python3-psycopg2 python3-yaml nftables iproute2)
+# tools/slurm/local-cluster.sh: a one-node Slurm cluster in a network namespace of its own
+[ "$slurm" = 1 ] && packages+=(slurmctld slurmd slurm-client munge iproute2 python3)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
