@@ -166,6 +166,14 @@ merge-errors)
   run 2 mixed.log merge m.jsonl s1.jsonl other.jsonl
   says mixed.log "other.jsonl is not a shard of the same sweep as s1.jsonl"
   [ ! -e m.jsonl ] || fail "a refused merge wrote its output"
+  # A shard of another letitcrash version, or of a swarm sweep: refused, the file named.
+  sed -E '1s/"version":"[^"]*"/"version":"0.0.1"/' s2.jsonl >v2.jsonl
+  run 2 version.log merge m.jsonl s1.jsonl v2.jsonl
+  says version.log "v2.jsonl is not a shard of the same sweep as s1.jsonl \(letitcrash version 0.0.1 in v2.jsonl"
+  sed -E '1s/"swarm":false/"swarm":true/' s2.jsonl >w2.jsonl
+  run 2 swarm.log merge m.jsonl s1.jsonl w2.jsonl
+  says swarm.log "w2.jsonl is not a shard of the same sweep as s1.jsonl \(--swarm on in w2.jsonl"
+  [ ! -e m.jsonl ] || fail "a refused merge wrote its output"
   sed -E '2s/"trace_hash":"[0-9a-f]{4}/"trace_hash":"ffff/' s1.jsonl >s1x.jsonl
   run 2 clash.log merge m.jsonl s1.jsonl s1x.jsonl
   says clash.log "s1x.jsonl:2: seed [0-9]+ has other results \(trace_hash ffff"

@@ -18,6 +18,7 @@
 #include "reports/atomic_file.hpp"
 #include "reports/metrics_json.hpp"
 #include "scenarios/file/write.hpp"
+#include "scenarios/search/json_line.hpp"
 #include "scenarios/run/report.hpp"
 #include "sim/rng.hpp"
 
@@ -30,6 +31,13 @@ using Json = nlohmann::ordered_json;  // written: the keys in the order a person
 // n keys took n^2 to parse (300,000 metric names: minutes; issue 34); a merge writes each line
 // back as it was read, so nothing needs the order.
 using In = nlohmann::json;
+
+/// A line's JSON: the fast reader's where it answers, nlohmann's parser (discarded when the line
+/// is not JSON) where it declines; the same value either way (search/json_line.hpp).
+In parse_line(const std::string& text) {
+  if (std::optional<In> j = parse_json_line(text)) return std::move(*j);
+  return In::parse(text, nullptr, false);
+}
 
 /// The most metrics a seed result line may name.
 constexpr std::size_t kMaxLineMetrics = 10000;
@@ -189,6 +197,17 @@ std::optional<SeedResult> read_result(const In& j) {
   return r;
 }
 
+}  // namespace
+
+std::optional<SeedResult> read_result_json(std::string_view text) {
+  const In j = In::parse(text, nullptr, false);
+  if (j.is_discarded() || (j.is_object() && j.contains("metrics") && j["metrics"].is_object() && j["metrics"].size() > kMaxLineMetrics))
+    return std::nullopt;
+  return read_result(j);
+}
+
+namespace {
+
 std::string errno_text(const std::string& what, const std::string& path) {
   return fmt::format("cannot {} {}: {}", what, path, std::strerror(errno));
 }
@@ -228,6 +247,9 @@ std::string header_difference(const SweepHeader& a, const std::string& a_name, c
   if (a.swarm != b.swarm) return differ("--swarm", a.swarm ? "on" : "off", b.swarm ? "on" : "off");
   if (a.check_determinism != b.check_determinism)
     return differ("--check-determinism", a.check_determinism ? "on" : "off", b.check_determinism ? "on" : "off");
+  // Another letitcrash may run the same file to other traces: its results do not mix with these.
+  if (a.version != b.version)
+    return differ("letitcrash version", a.version.empty() ? "(none)" : a.version, b.version.empty() ? "(none)" : b.version);
   return {};
 }
 
@@ -269,7 +291,7 @@ ResultsReader::ResultsReader(std::string path) : path_(std::move(path)), in_(pat
   std::string line;
   if (!std::getline(in_, line)) return;  // empty: a sweep can start it
   empty_ = false;
-  const In j = In::parse(line, nullptr, false);
+  const In j = parse_line(line);
   const std::optional<SweepHeader> h = in_.eof() || j.is_discarded() ? std::nullopt : read_header(j);
   if (!h) error_ = fmt::format("{}:1: not a sweep results file (its first line is the header `sweep --out` writes)", path_);
   else header_ = *h;
@@ -281,7 +303,15 @@ std::optional<SeedResult> ResultsReader::next() {
   if (!error_.empty() || empty_ || !std::getline(in_, text)) return std::nullopt;
   ++line_;
   const bool whole = !in_.eof();
-  const In j = whole ? In::parse(text, nullptr, false) : In();
+  // Most lines: read straight into the result, no DOM (search/json_line.hpp); the rest below.
+  if (whole) {
+    if (std::optional<SeedResult> r = read_result_line(text)) {
+      r->line = text + "\n";
+      offset_ += text.size() + 1;
+      return r;
+    }
+  }
+  const In j = whole ? parse_line(text) : In();
   // A run reports tens of metrics; a line with more than kMaxLineMetrics is not one a sweep wrote,
   // and the pages and summaries built from it would take minutes (issue 34).
   if (whole && j.is_object() && j.contains("metrics") && j["metrics"].is_object() && j["metrics"].size() > kMaxLineMetrics) {

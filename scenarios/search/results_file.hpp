@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenarios/run/metrics.hpp"
@@ -54,6 +55,10 @@ std::string header_difference(const SweepHeader& a, const std::string& a_name, c
 /// A line of the file (with its newline).
 std::string header_line(const SweepHeader& h);
 std::string result_line(const SeedResult& r);
+
+/// One seed's result line read through nlohmann's DOM, as ResultsReader reads a line the fast
+/// reader (search/json_line.hpp) declines: nothing when it is not a seed result. For tests.
+std::optional<SeedResult> read_result_json(std::string_view text);
 
 /// Reads a results file line by line (a sweep's file may hold millions of seeds). Only whole
 /// lines count: a last line without its newline, or one that does not parse, is torn (the sweep

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "scenarios/run/metrics.hpp"
+#include "scenarios/search/json_line.hpp"
 #include "scenarios/search/results_file.hpp"
 #include "sim/rng.hpp"
 
@@ -157,4 +158,56 @@ TEST_CASE("merge: shards in any order, spilled or not, give the same sorted file
   CHECK_FALSE(std::ifstream(base + ".c.jsonl").good());  // nothing written on an error
   for (const std::string& f : inputs) std::remove(f.c_str());
   for (const char* x : {".a.jsonl", ".b.jsonl", ".clash.jsonl"}) std::remove((base + x).c_str());
+}
+
+TEST_CASE("json lines: the fast readers answer as nlohmann's DOM does, or decline", "[sweep][results]") {
+  // Lines a sweep writes: passing and failing seeds, faults, metrics of both kinds.
+  SeedResult r = result(7);
+  r.metrics["latency"] = {{0.25, 1e-9, 3e12}, true};
+  r.metrics["empty"] = {{}, true};
+  r.faults = {{"split", true, 2, 0}, {"loss", false, 0, 0}};
+  r.reached = {"restart under one_for_one"};
+  r.determinism = "ok";
+  r.virtual_time_ns = -5;
+  std::vector<std::string> lines = {result_line(result(1)), result_line(result(14)), result_line(r)};
+  r.witnesses["converges"] = reports::Witness{1, 2, {"/root/a"}, "why \"quoted\" \\ and\ttab", {3}};
+  lines.push_back(result_line(r));  // witnesses: the fast reader declines, the DOM reads it
+  // Hand-made: valid JSON the fast readers read or decline, and JSON that is not valid.
+  const std::vector<std::string> hand = {
+      R"({"seed":1,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":3,"failed":[],"determinism":null})",
+      R"( { "seed" : 1 , "passed":false,"trace_hash":"a\nb\/c","events":0,"virtual_time_ns":-0,"failed":["x"],"determinism":"ok", "metrics":{"m":-1.5e3,"n":[1,2.5,-3]} } )",
+      R"({"seed":1,"seed":2,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":3,"failed":[],"determinism":null})",
+      R"({"seed":18446744073709551616,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":3,"failed":[],"determinism":null})",
+      R"({"seed":1,"passed":true,"trace_hash":"\u00e9","events":2,"virtual_time_ns":3,"failed":[],"determinism":null})",
+      R"({"seed":1,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":9223372036854775808,"failed":[],"determinism":null})",
+      R"({"seed":1,"passed":true,"trace_hash":"x","events":2.0,"virtual_time_ns":3,"failed":[],"determinism":null})",
+      R"({"seed":1,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":3,"failed":[],"determinism":null,"metrics":{"m":1,"m":2}})",
+      R"({"seed":1,"passed":true,"trace_hash":"x","events":2,"virtual_time_ns":3,"failed":[],"determinism":null,"new_field":[{}]})",
+      R"({"seed":01,"passed":true})", R"({"seed":1,})", R"([1e400])", R"([-1e-400, -0, 1.0E+2, 18446744073709551616, -9223372036854775809, "\b\f\r\t"])", "{\"a\":\"\x01\"}",
+      "\"caf\xc3\xa9\"", R"({"a":[[[[[[[[]]]]]]]]})", R"(nul)", R"(1 2)", R"({"a" 1})", "",
+  };
+  lines.insert(lines.end(), hand.begin(), hand.end());
+  std::size_t fast_results = 0, fast_json = 0;
+  for (const std::string& line : lines) {
+    const std::string text = line.back() == '\n' ? line.substr(0, line.size() - 1) : line;
+    INFO(text);
+    const nlohmann::json dom = nlohmann::json::parse(text, nullptr, false);
+    if (const std::optional<nlohmann::json> fast = parse_json_line(text)) {
+      ++fast_json;
+      REQUIRE_FALSE(dom.is_discarded());
+      CHECK(identical_json(*fast, dom));
+    }
+    if (const std::optional<SeedResult> fast = read_result_line(text)) {
+      ++fast_results;
+      const std::optional<SeedResult> slow = read_result_json(text);
+      REQUIRE(slow);
+      CHECK(*fast == *slow);
+    }
+  }
+  CHECK(fast_results == 5);  // the three sweep lines without witnesses, the first two hand-made
+  CHECK(fast_json >= 10);
+  // What the fast reader declines is read all the same: a witness line, by the DOM.
+  const std::optional<SeedResult> with_witness = read_result_json(lines[3].substr(0, lines[3].size() - 1));
+  REQUIRE(with_witness);
+  CHECK(with_witness->witnesses.at("converges").why == "why \"quoted\" \\ and\ttab");
 }
