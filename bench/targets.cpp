@@ -22,8 +22,8 @@ struct Target {
 // would show.
 constexpr Target kTargets[] = {
     {"pipeline_reports_x_realtime", true, 20'000, "x", "",
-     "formatting every event into trace.jsonl, hashing it (FNV-1a, byte after byte: manifest.json names that "
-     "hash) and writing it take more CPU than two cores give in 4.3 s"},
+     "formatting every event into trace.jsonl and writing it take more CPU than two cores give in 4.3 s (the "
+     "manifest's hash, XXH3-128 since issue 37, is no longer the writer's wait)"},
     {"pipeline_reports_peak_rss_mib", false, 512, "MiB", "flat in the run's length is not judged here",
      "the streamed run's small kept log, the index.html built from it and the Perfetto flows (up to their bound) "
      "grow with the run"},

@@ -1,5 +1,8 @@
 #include "reports/atomic_file.hpp"
 
+#define XXH_INLINE_ALL  // header only: nothing to link, for letitcrash or a project that links it
+#include <xxhash.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <system_error>
@@ -18,6 +22,42 @@
 #include <vector>
 
 namespace lic::reports {
+
+namespace {
+
+std::string xxh3_128_hex(XXH128_hash_t h) {
+  // Canonical order, as xxhsum prints it: the high 64 bits first.
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return out;
+}
+
+}  // namespace
+
+std::string hash_file_xxh3_128(const std::filesystem::path& file, std::uint64_t& bytes) {
+  std::ifstream in(file, std::ios::binary);
+  XXH3_state_t state;
+  XXH3_128bits_reset(&state);
+  bytes = 0;
+  std::vector<char> buf(std::size_t{1} << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    XXH3_128bits_update(&state, buf.data(), n);
+    bytes += n;
+  }
+  return xxh3_128_hex(XXH3_128bits_digest(&state));
+}
+
+struct AtomicFileWriter::Hash {
+  XXH3_state_t state;
+};
+
+void AtomicFileWriter::FreeHash::operator()(Hash* h) const { delete h; }
+
+std::string AtomicFileWriter::xxh3_128() const { return xxh3_128_hex(XXH3_128bits_digest(&hash_->state)); }
+
 
 void remove_stale_temporaries(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
@@ -45,8 +85,9 @@ struct AtomicFileWriter::Behind {
   std::thread thread;
 };
 
-AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, bool behind) : path_(std::move(path)) {
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path, bool behind) : path_(std::move(path)), hash_(new Hash) {
   namespace fs = std::filesystem;
+  XXH3_128bits_reset(&hash_->state);
   std::error_code ec;
   if (path_.has_parent_path()) fs::create_directories(path_.parent_path(), ec);
   if (ec) {
@@ -98,34 +139,15 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 void AtomicFileWriter::FreeStage::operator()(char* p) const { std::free(p); }
 
-namespace {
-
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
-
-/// FNV-1a over `bytes`, copied to `to` on the way: the hash waits on its multiply byte by byte,
-/// and the copy goes in its shadow instead of a second pass over the chunk.
-std::uint64_t fnv1a_copy(std::uint64_t h, std::string_view bytes, char* to) {
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const char c = bytes[i];
-    to[i] = c;
-    h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
-  }
-  return h;
-}
-
-}  // namespace
-
 void AtomicFileWriter::write_out(std::string_view bytes) {
   bytes_ += bytes.size();
+  // XXH3 reads 16 bytes and more at a time: about 0.05 cycles a byte, where FNV-1a's multiply
+  // a byte was the writer thread's longest wait (issue 37).
+  XXH3_128bits_update(&hash_->state, bytes.data(), bytes.size());
   while (!bytes.empty()) {
-    if (!direct_) {  // from the start, or since a write was refused
-      std::uint64_t h = fnv_;
-      for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
-      fnv_ = h;
-      return write_all(bytes);
-    }
+    if (!direct_) return write_all(bytes);  // from the start, or since a write was refused
     const std::size_t n = std::min(bytes.size(), kStageBytes - staged_);
-    fnv_ = fnv1a_copy(fnv_, bytes.substr(0, n), stage_.get() + staged_);
+    std::memcpy(stage_.get() + staged_, bytes.data(), n);
     staged_ += n;
     bytes.remove_prefix(n);
     if (staged_ == kStageBytes) write_staged(false);
@@ -181,7 +203,7 @@ void AtomicFileWriter::write_behind() {
       b.queue.pop_front();
     }
     b.changed.notify_all();
-    // fnv_, bytes_ and error_ are this thread's until stop_behind() joins it. An exception here
+    // hash_, bytes_ and error_ are this thread's until stop_behind() joins it. An exception here
     // (out of memory) must not end the program: it is the writer's error, and the queue is still
     // drained so the caller never waits for room that does not come.
     try {
@@ -255,7 +277,7 @@ std::string AtomicFileWriter::commit() { return commit(path_); }
 
 std::string AtomicFileWriter::commit(const std::filesystem::path& into) {
   flush();
-  stop_behind();  // every chunk written: fnv_, bytes_ and error_ are final
+  stop_behind();  // every chunk written: hash_, bytes_ and error_ are final
   if (error_.empty() && ::fsync(fd_) != 0) error_ = "cannot write " + tmp_.string() + ": " + std::strerror(errno);
   if (error_.empty() && unnamed_) link_temporary();
   if (fd_ >= 0 && ::close(fd_) != 0 && error_.empty())

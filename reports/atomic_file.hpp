@@ -55,10 +55,10 @@ class AtomicFileWriter {
   std::string commit();
   /// The same, renamed to `into` instead (in the same file system) rather than its path.
   std::string commit(const std::filesystem::path& into);
-  /// The bytes written so far and their FNV-1a (64 bits, as file_fingerprint reads it back):
-  /// folded in as they go out, so the file need not be read again.
+  /// The bytes written so far and their XXH3-128 (32 hex digits, as file_fingerprint reads it
+  /// back): folded in as they go out, so the file need not be read again. After commit().
   std::uint64_t bytes_written() const { return bytes_; }
-  std::uint64_t fnv1a64() const { return fnv_; }
+  std::string xxh3_128() const;
 
  private:
   struct Behind;
@@ -80,7 +80,11 @@ class AtomicFileWriter {
   bool committed_ = false;
   bool unnamed_ = false;  ///< opened with O_TMPFILE: no name until commit()
   std::uint64_t bytes_ = 0;
-  std::uint64_t fnv_ = 0xcbf29ce484222325ULL;
+  struct Hash;  // XXH3's streaming state (xxhash.h stays out of this header)
+  struct FreeHash {
+    void operator()(Hash* h) const;
+  };
+  std::unique_ptr<Hash, FreeHash> hash_;
   std::unique_ptr<Behind> behind_;  // the writing thread and its queue, when written behind
   struct FreeStage {
     void operator()(char* p) const;
@@ -89,6 +93,10 @@ class AtomicFileWriter {
   std::size_t staged_ = 0;
   bool direct_ = false;
 };
+
+/// The XXH3-128 of a file's bytes (32 hex digits, high half first, as xxhsum -H2 prints it),
+/// and its size in `bytes`: what AtomicFileWriter::xxh3_128() folded in as it wrote.
+std::string hash_file_xxh3_128(const std::filesystem::path& file, std::uint64_t& bytes);
 
 /// Writes `content` to `path` atomically; creates parent directories. A `<path>.tmp.<pid>` left
 /// beside it by a writer that was killed (its process is gone) is removed first. Returns an

@@ -179,13 +179,16 @@ std::string index_html(const RunReport& r, const ReportSelection& written, const
 /// holding files a run does not write is refused, never replaced; staging folders left by a
 /// killed run are removed. tree.svg when Graphviz's `dot` is on PATH (a note in index.html
 /// otherwise). Returns the errors (and leaves `dir` as it was); empty on success.
-/// A file's size and FNV-1a 64-bit hash (16 hex digits), as manifest.json records it.
+/// A file's size and XXH3-128 hash (32 hex digits), as manifest.json records it.
 struct Fingerprint {
   std::uint64_t bytes = 0;
-  std::string fnv1a64;
+  std::string xxh3_128;
   bool operator==(const Fingerprint&) const = default;
 };
 Fingerprint file_fingerprint(const std::filesystem::path& file);
+/// A file's FNV-1a 64-bit hash (16 hex digits): what manifests written before letitcrash moved
+/// to XXH3 record, and replay still checks.
+std::string file_fnv1a64(const std::filesystem::path& file);
 
 std::vector<std::string> write_reports(const RunReport& r, const std::filesystem::path& dir,
                                        const ReportSelection& which = {});

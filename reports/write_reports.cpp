@@ -110,7 +110,7 @@ std::string write_trace_jsonl(const RunReport& r, const fs::path& path, Fingerpr
   if (r.trace_file != nullptr) {  // written as the run went: into place
     AtomicFileWriter& w = r.trace_file->writer();
     std::string e = w.commit(path);
-    f = {w.bytes_written(), fmt::format("{:016x}", w.fnv1a64())};
+    f = {w.bytes_written(), w.xxh3_128()};
     return e;
   }
   AtomicFileWriter w(path, true);
@@ -126,7 +126,7 @@ std::string write_trace_jsonl(const RunReport& r, const fs::path& path, Fingerpr
     w.flush_if_full();
   }
   std::string e = w.commit();
-  f = {w.bytes_written(), fmt::format("{:016x}", w.fnv1a64())};
+  f = {w.bytes_written(), w.xxh3_128()};
   return e;
 }
 
@@ -170,8 +170,9 @@ std::string manifest_json(const RunReport& r, const fs::path& staging, const std
   for (const fs::path& p : paths) {
     const auto k = known.find(p.filename().string());  // folded in as it was written
     const Fingerprint f = k != known.end() ? k->second : file_fingerprint(p);
-    files[p.filename().string()] = {{"bytes", f.bytes}, {"fnv1a64", f.fnv1a64}};
+    files[p.filename().string()] = {{"bytes", f.bytes}, {"xxh3_128", f.xxh3_128}};
   }
+  j["hash"] = "xxh3_128";  // each file's, by this name (older manifests: fnv1a64)
   j["files"] = std::move(files);
   return j.dump(2) + "\n";
 }
@@ -252,17 +253,21 @@ std::vector<std::string> write_files(const RunReport& r, const fs::path& dir, co
 }  // namespace
 
 Fingerprint file_fingerprint(const fs::path& file) {
+  Fingerprint f;
+  f.xxh3_128 = hash_file_xxh3_128(file, f.bytes);
+  return f;
+}
+
+std::string file_fnv1a64(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
-  std::uint64_t bytes = 0;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const auto n = static_cast<std::size_t>(in.gcount());
     for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 0x100000001b3ULL;
-    bytes += n;
   }
-  return {bytes, fmt::format("{:016x}", h)};
+  return fmt::format("{:016x}", h);
 }
 
 namespace {

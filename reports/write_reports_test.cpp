@@ -109,7 +109,7 @@ TEST_CASE("rule: a report folder is one run's - a second run with fewer reports 
     if (name == "manifest.json") continue;
     const Fingerprint f = file_fingerprint(dir.path() / "out" / name);
     CHECK(f.bytes == text.size());
-    CHECK(manifest.find("\"" + name + "\": {\n      \"bytes\": " + std::to_string(f.bytes) + ",\n      \"fnv1a64\": \"" + f.fnv1a64 + "\"") !=
+    CHECK(manifest.find("\"" + name + "\": {\n      \"bytes\": " + std::to_string(f.bytes) + ",\n      \"xxh3_128\": \"" + f.xxh3_128 + "\"") !=
           std::string::npos);
   }
   CHECK(manifest.find("trace.jsonl") == std::string::npos);

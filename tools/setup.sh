@@ -66,7 +66,7 @@ done
 packages=(
   build-essential cmake pkg-config
   libboost-fiber1.74-dev libboost-context1.74-dev
-  libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libxxhash-dev
   graphviz libsimgrid-dev
 )
 if [ "$main_job" = 0 ]; then

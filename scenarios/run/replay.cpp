@@ -77,14 +77,17 @@ std::string check_manifest(const std::string& trace_file) {
   if (!files.contains(name))
     return where + "the folder's run wrote no " + name + ": " + trace_file + " is another run's";
   const nlohmann::json& e = files[name];
+  // XXH3-128; a manifest written before letitcrash moved to it has FNV-1a 64, checked as it was.
+  const char* algorithm = e.is_object() && e.contains("xxh3_128") ? "xxh3_128" : "fnv1a64";
+  if (!e.is_object() || !e.contains("bytes") || !e["bytes"].is_number_unsigned() || !e.contains(algorithm) ||
+      !e[algorithm].is_string())
+    return where + "the entry for " + name + " is not {bytes, xxh3_128} (or, in an older manifest, {bytes, fnv1a64})";
   const reports::Fingerprint f = reports::file_fingerprint(trace);
-  if (!e.is_object() || !e.contains("bytes") || !e["bytes"].is_number_unsigned() || !e.contains("fnv1a64") ||
-      !e["fnv1a64"].is_string())
-    return where + "the entry for " + name + " is not {bytes, fnv1a64}";
-  if (e["bytes"].get<std::uint64_t>() != f.bytes || e["fnv1a64"].get<std::string>() != f.fnv1a64)
-    return where + fmt::format("{} is not the file the folder's run wrote ({} bytes, hash {}; it has {} bytes, hash {}): "
-                               "the folder mixes two runs", name, e["bytes"].get<std::uint64_t>(),
-                               e["fnv1a64"].get<std::string>(), f.bytes, f.fnv1a64);
+  const std::string hash = std::string(algorithm) == "xxh3_128" ? f.xxh3_128 : reports::file_fnv1a64(trace);
+  if (e["bytes"].get<std::uint64_t>() != f.bytes || e[algorithm].get<std::string>() != hash)
+    return where + fmt::format("{} is not the file the folder's run wrote ({} bytes, {} {}; it has {} bytes, {} {}): "
+                               "the folder mixes two runs", name, e["bytes"].get<std::uint64_t>(), algorithm,
+                               e[algorithm].get<std::string>(), f.bytes, algorithm, hash);
   return {};
 }
 

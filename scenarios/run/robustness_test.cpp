@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "reports/run_report.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/file/write.hpp"
 #include "scenarios/run/replay.hpp"
@@ -253,6 +254,20 @@ TEST_CASE("rule: replay refuses a trace that is not the one its folder's manifes
   REQUIRE(mixed.errors.size() == 1);
   CHECK(mixed.errors.front().find("manifest.json:1:1: trace.jsonl is not the file the folder's run wrote") != std::string::npos);
   CHECK(mixed.errors.front().find("the folder mixes two runs") != std::string::npos);
+  CHECK(mixed.errors.front().find("xxh3_128 ") != std::string::npos);
+  // A folder written before the manifest moved to XXH3-128 names FNV-1a 64 hashes: still checked.
+  const auto old_manifest = [&b](const std::string& fnv) {
+    const reports::Fingerprint f = reports::file_fingerprint(b / "trace.jsonl");
+    std::ofstream(b / "manifest.json") << "{\"kind\": \"letitcrash_reports\", \"files\": {\"trace.jsonl\": {\"bytes\": "
+                                       << f.bytes << ", \"fnv1a64\": \"" << fnv << "\"}}}\n";
+  };
+  old_manifest(reports::file_fnv1a64(b / "trace.jsonl"));
+  CHECK(replay((b / "trace.jsonl").string()).status == ReplayOutcome::Status::identical);
+  old_manifest("0123456789abcdef");
+  const ReplayOutcome old_mixed = replay((b / "trace.jsonl").string());
+  CHECK(old_mixed.status == ReplayOutcome::Status::bad_input);
+  REQUIRE(old_mixed.errors.size() == 1);
+  CHECK(old_mixed.errors.front().find("fnv1a64 0123456789abcdef") != std::string::npos);
   std::filesystem::remove_all(a);
   std::filesystem::remove_all(b);
 }

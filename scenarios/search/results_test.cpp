@@ -189,7 +189,7 @@ TEST_CASE("json lines: the fast readers answer as nlohmann's DOM does, or declin
   lines.insert(lines.end(), hand.begin(), hand.end());
   std::size_t fast_results = 0, fast_json = 0;
   for (const std::string& line : lines) {
-    const std::string text = line.back() == '\n' ? line.substr(0, line.size() - 1) : line;
+    const std::string text = !line.empty() && line.back() == '\n' ? line.substr(0, line.size() - 1) : line;
     INFO(text);
     const nlohmann::json dom = nlohmann::json::parse(text, nullptr, false);
     if (const std::optional<nlohmann::json> fast = parse_json_line(text)) {
