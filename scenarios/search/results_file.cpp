@@ -42,6 +42,11 @@ In parse_line(const std::string& text) {
 /// The most metrics a seed result line may name.
 constexpr std::size_t kMaxLineMetrics = 10000;
 
+/// How many metrics a seed line's JSON names (0 when it has no `metrics` object).
+std::size_t metrics_named(const In& j) {
+  return j.is_object() && j.contains("metrics") && j["metrics"].is_object() ? j["metrics"].size() : 0;
+}
+
 /// One line of the file: compact, and never throwing on text that is not UTF-8 (a path, an
 /// exception's message).
 std::string dump_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n"; }
@@ -201,8 +206,7 @@ std::optional<SeedResult> read_result(const In& j) {
 
 std::optional<SeedResult> read_result_json(std::string_view text) {
   const In j = In::parse(text, nullptr, false);
-  if (j.is_discarded() || (j.is_object() && j.contains("metrics") && j["metrics"].is_object() && j["metrics"].size() > kMaxLineMetrics))
-    return std::nullopt;
+  if (j.is_discarded() || metrics_named(j) > kMaxLineMetrics) return std::nullopt;
   return read_result(j);
 }
 
@@ -314,7 +318,7 @@ std::optional<SeedResult> ResultsReader::next() {
   const In j = whole ? parse_line(text) : In();
   // A run reports tens of metrics; a line with more than kMaxLineMetrics is not one a sweep wrote,
   // and the pages and summaries built from it would take minutes (issue 34).
-  if (whole && j.is_object() && j.contains("metrics") && j["metrics"].is_object() && j["metrics"].size() > kMaxLineMetrics) {
+  if (whole && metrics_named(j) > kMaxLineMetrics) {
     error_ = fmt::format("{}:{}: names {} metrics, more than the {} a seed result may hold", path_, line_, j["metrics"].size(),
                          kMaxLineMetrics);
     return std::nullopt;
@@ -610,8 +614,8 @@ struct Merger {
       const SpillHead h = run.head;
       if (last && last->seed == h.seed) {
         if (run.text != last_text) {
-          const In a = In::parse(run.text, nullptr, false), b = In::parse(last_text, nullptr, false);
-          const std::optional<SeedResult> x = read_result(a), y = read_result(b);
+          // The same results written otherwise (another writer's field order): compared as results.
+          const std::optional<SeedResult> x = read_result_json(run.text), y = read_result_json(last_text);
           if (!x || !y || !(*x == *y))
             return fmt::format("{}:{}: seed {} has other results (trace_hash {}) than in {}:{} (trace_hash {})", inputs[h.input],
                                h.line, h.seed, x ? x->trace_hash : "?", inputs[last->input], last->line,
