@@ -80,6 +80,7 @@ class Explorer {
   std::vector<std::optional<std::size_t>> best_entry_;
   std::optional<std::uint64_t> first_hash_;  // the first run's trace hash
   bool hashes_differ_ = false;               // some run's trace differed from the first's
+  std::size_t plains_ = 0;                   // plain seeds drawn (draw() runs in index order)
 };
 
 /// Plain seeds first: this many (a tenth of the budget, 4 to 16).
@@ -123,7 +124,7 @@ Candidate Explorer::draw(std::size_t index) {
   const std::uint64_t roll = rng.uniform(100);
   if (index < plain_first(o_.runs) || !mutate_ok || roll < 10) {
     c.plain = true;
-    c.seed = rng.uniform(1'000'000'000) + 1;
+    c.seed = o_.plain_seed ? o_.plain_seed(plains_++) : rng.uniform(1'000'000'000) + 1;
     c.how = fmt::format("seed {}", c.seed);
     return c;
   }
@@ -327,6 +328,9 @@ ExploreResult Explorer::run() {
     }
   }
   r.coverage = reached_;
+  for (std::uint32_t slot = 0; slot < hits_.size(); ++slot)
+    if (hits_[slot] != 0) r.slots.push_back(slot);
+  r.plain_runs = static_cast<std::size_t>(std::count_if(r.steps.begin(), r.steps.end(), [](const ExploreStep& s) { return s.plain; }));
   r.best = best_;
   r.corpus = std::move(corpus_);
   return r;

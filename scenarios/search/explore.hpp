@@ -94,6 +94,10 @@ struct ExploreOptions {
   /// rule, once per identity) and the search goes on. Empty: every failure is. (`bench bugs`
   /// accepts only the failure a bug file's fix removes: a neighbouring failure is not its bug.)
   std::function<bool(const ExploreFailure&)> accept{};
+  /// The plain seeds, in the order the runs take them: the k-th plain run (from 0) runs seed
+  /// plain_seed(k). Empty: each is drawn from the search's seed, 1 to 10^9. (`sweep --guided`
+  /// gives its shard's seeds, in order: its plain runs are the first seeds of its range.)
+  std::function<std::uint64_t(std::size_t)> plain_seed{};
 };
 
 struct ExploreResult {
@@ -102,6 +106,8 @@ struct ExploreResult {
   std::vector<ExploreFailure> failures;  ///< distinct by identity, in the order found
   std::vector<CorpusEntry> corpus;
   std::size_t coverage = 0;              ///< slots reached
+  std::vector<std::uint32_t> slots;      ///< which: the slots reached, ascending (`merge` unions shards')
+  std::size_t plain_runs = 0;            ///< runs of a plain seed of the file (the rest ran mutated schedules)
   std::vector<std::string> checks;       ///< the checks' titles, in effective_checks order
   std::vector<bool> has_margin;          ///< per check: it reported a margin in some run (else: coverage only)
   std::vector<std::optional<double>> best;  ///< per check, the smallest margin seen

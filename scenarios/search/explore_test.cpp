@@ -280,3 +280,33 @@ TEST_CASE("explore - margins steer: a check with a margin reports its best, one 
   CHECK(r.coverage > 0);
   CHECK_FALSE(r.corpus.empty());
 }
+
+TEST_CASE("explore - plain_seed: the plain runs take the given seeds in order - slots are the coverage reached", "[explore]") {
+  const Scenario s = load("scenarios/bugs/one_for_one_dependent_restart.yaml");
+  ExploreOptions o;
+  o.seed = 5;
+  o.runs = 60;
+  o.keep_going = true;
+  o.jobs = 2;
+  o.plain_seed = [](std::size_t k) { return 1000 + 7 * static_cast<std::uint64_t>(k); };  // shard 1/7 of 1000..
+  const ExploreResult r = explore(s, o);
+  std::vector<std::uint64_t> plain;
+  for (const CorpusEntry& e : r.corpus)
+    if (e.how.rfind("seed ", 0) == 0) plain.push_back(std::stoull(e.how.substr(5)));
+  REQUIRE_FALSE(plain.empty());
+  CHECK(plain.front() == 1000);  // the first run is the first seed, and it is always kept (every slot is new)
+  for (const std::uint64_t seed : plain) {
+    INFO("seed " << seed);
+    CHECK(seed >= 1000);
+    CHECK((seed - 1000) % 7 == 0);
+    CHECK(seed < 1000 + 7 * r.plain_runs);  // never beyond the plain runs made
+  }
+  CHECK(std::is_sorted(plain.begin(), plain.end()));
+  CHECK(r.plain_runs >= 2);
+  CHECK(r.plain_runs < r.runs);  // the rest were mutated schedules
+  CHECK(r.slots.size() == r.coverage);
+  CHECK(std::is_sorted(r.slots.begin(), r.slots.end()));
+  std::set<std::uint32_t> kept;
+  for (const CorpusEntry& e : r.corpus) kept.insert(e.signature.slots.begin(), e.signature.slots.end());
+  for (const std::uint32_t slot : kept) CHECK(std::binary_search(r.slots.begin(), r.slots.end(), slot));
+}

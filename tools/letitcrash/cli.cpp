@@ -272,6 +272,7 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
   w->add_flag("--swarm", a->swarm, "Swarm mode (docs/swarm.md): each seed picks which faults are on, their ranged knobs, the tie-break and buggify points; results lines record the choice");
   w->add_flag("--coverage", a->coverage, "Print what the sweep exercised: each fault's seeds on and acted, buggify hits, check verdicts, supervision outcomes reached (always in summary.json and <results>.coverage.html with --out)");
   w->add_flag("--fixed", a->fixed, "Run the file with its `fix:` applied (a known bug's fix: every seed should pass)");
+  w->add_flag("--guided", a->guided, "Guided search (docs/explore.md \"In CI\"): the shard's seeds are a budget of runs for `explore`'s engine; its first runs are the first seeds, the rest mutated fault schedules. Stops at the first failure, shrinks it and writes its reproducer; --out is a folder (the explore page, explore.json, corpus/), and `merge` unions the shards'");
   w->add_flag("--stop-at-first-failure", a->stop_at_first_failure, "Stop at the first failing seed in seed order (the same seed whatever --jobs) and print its reproduce line");
   w->add_option("--shrink", a->shrink, "Shrink the first K failing seeds to scenario files (letitcrash shrink), e.g. --shrink 1")->check(CLI::Range(1, 1000));
   w->add_option("--metrics", a->metrics, "Print only these metrics, e.g. --metrics failover_s,leader_availability (default: all)")
@@ -298,7 +299,7 @@ Action add_sweep(CLI::App& app, const tools::Invocation& cli) {
 Action add_merge(CLI::App& app, const tools::Invocation& cli) {
   auto out = std::make_shared<std::string>();
   auto inputs = std::make_shared<std::vector<std::string>>();
-  auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed (exit 1 when a seed failed or is missing)");
+  auto* m = app.add_subcommand("merge", "Join the results files of a sweep's shards into one, sorted by seed, or a guided sweep's shard folders into one (exit 1 when a seed failed or is missing)");
   m->add_option("out", *out, "The merged results file (written atomically), or a folder for results.jsonl and the pages")->required();
   m->add_option("inputs", *inputs, "The shards' results files (a sweep's folder stands for its results.jsonl)")->required();
   return [m, out, inputs, &cli] { return m->parsed() ? tools::merge_command(cli, *out, *inputs) : -1; };

@@ -1,4 +1,5 @@
 #include "tools/letitcrash/explore.hpp"
+#include "tools/letitcrash/explore_page.hpp"
 #include "tools/letitcrash/redrawn_line.hpp"
 #include "tools/letitcrash/shrink.hpp"
 
@@ -32,7 +33,7 @@ using scenarios::ExploreFailure;
 using scenarios::ExploreProgress;
 using scenarios::ExploreResult;
 
-constexpr const char* kFormat = "letitcrash-explore/1";
+constexpr const char* kFormat = kExploreFormat;
 
 double cpu_seconds() {
   rusage u{};
@@ -41,16 +42,11 @@ double cpu_seconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-std::string margin_text(const std::optional<double>& m) {
-  if (!m) return "coverage only";
-  return fmt::format("{:+.3f}", *m);
-}
-
 /// The search's progress on stderr: redrawn in place on a terminal, else a plain line at each
 /// tenth of the budget.
 class ProgressLine {
  public:
-  explicit ProgressLine(bool tty) : line_(tty, "explore: ") {}
+  ProgressLine(bool tty, const char* prefix) : line_(tty, prefix) {}
 
   void update(const ExploreProgress& p) {
     std::string margins;
@@ -87,28 +83,60 @@ std::string file_hash(const scenarios::Scenario& s) {
   return fmt::format("{:016x}", h);
 }
 
-/// An --out folder that holds an explore: refused unless it is fresh, with the reason.
-std::string check_out_dir(const std::string& dir, const scenarios::Scenario& s, const ExploreArgs& a) {
+/// What an --out folder holds.
+struct OutDir {
+  std::string refused;  ///< why it cannot be used; empty: it can
+  /// A guided sweep's shard already done there, the same one (file, version, seeds, shard, fix):
+  /// its explore.json, whose outcome stands (the search is deterministic; explore.json is
+  /// written last, so a shard stopped on the way left none).
+  std::optional<Json> done;
+};
+
+/// An --out folder that holds an explore: refused unless it is fresh, with the reason; a guided
+/// sweep's shard already done is reported as done.
+OutDir check_out_dir(const std::string& dir, const scenarios::Scenario& s, const ExploreArgs& a) {
   const std::filesystem::path state = std::filesystem::path(dir) / "explore.json";
   std::error_code ec;
   if (!std::filesystem::exists(state, ec)) return {};
   std::ifstream in(state);
   Json j = Json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.value("format", "") != kFormat)
-    return fmt::format("{} is not an explore folder of this version ({} unreadable or of another format): give another --out", dir,
-                       state.string());
+    return {fmt::format("{} is not an explore folder of this version ({} unreadable or of another format): give another --out", dir,
+                        state.string()),
+            std::nullopt};
   if (j.value("version", "") != scenarios::version())
-    return fmt::format("{} holds an explore made by letitcrash {} (this is {}): its corpus is not comparable; give another --out or --fresh",
-                       dir, j.value("version", "?"), scenarios::version());
+    return {fmt::format("{} holds an explore made by letitcrash {} (this is {}): its corpus is not comparable; give another --out or --fresh",
+                        dir, j.value("version", "?"), scenarios::version()),
+            std::nullopt};
   if (j.value("file_hash", "") != file_hash(s))
-    return fmt::format("{} holds an explore of another file ({}, scenario '{}'): give another --out, or --fresh to replace it", dir,
-                       j.value("file", "?"), j.value("scenario", "?"));
+    return {fmt::format("{} holds an explore of another file ({}, scenario '{}'): give another --out, or --fresh to replace it", dir,
+                        j.value("file", "?"), j.value("scenario", "?")),
+            std::nullopt};
   if (a.fresh) return {};
-  return fmt::format(
-      "{} holds an earlier explore of this file (seed {}, {} runs): explore does not resume from a folder, because the same "
-      "--seed makes the same runs again, in the same order, so rerunning the command repeats it; give --fresh to start over, "
-      "or another --out",
-      dir, j.value("seed", std::uint64_t{0}), j.value("runs", std::uint64_t{0}));
+  if (a.sweep) {
+    const Json& sw = j.contains("sweep") ? j["sweep"] : Json();
+    const std::string seeds = fmt::format("{}..{}", a.sweep->seeds.first, a.sweep->seeds.last);
+    if (sw.is_object() && sw.value("seeds", "") == seeds && sw.value("shard", "") == scenarios::to_string(a.sweep->shard) &&
+        sw.value("fixed", false) == a.fixed && j.value("seed", std::uint64_t{0}) == a.seed && j.value("max_runs", std::size_t{0}) == a.runs)
+      return {{}, std::move(j)};
+    return {fmt::format("{} holds another guided sweep or explore of this file ({}): give --fresh to replace it, or another --out", dir,
+                        sw.is_object() ? fmt::format("seeds {}, shard {}", sw.value("seeds", "?"), sw.value("shard", "?"))
+                                       : fmt::format("an explore, seed {}", j.value("seed", std::uint64_t{0}))),
+            std::nullopt};
+  }
+  return {fmt::format(
+              "{} holds an earlier explore of this file (seed {}, {} runs): explore does not resume from a folder, because the same "
+              "--seed makes the same runs again, in the same order, so rerunning the command repeats it; give --fresh to start over, "
+              "or another --out",
+              dir, j.value("seed", std::uint64_t{0}), j.value("runs", std::uint64_t{0})),
+          std::nullopt};
+}
+
+/// The command that made a search, as a reproducer's header names it.
+std::string found_by(const ExploreArgs& a) {
+  if (!a.sweep) return fmt::format("letitcrash explore {} --seed {}", a.file, a.seed);
+  return fmt::format("letitcrash sweep {} --seeds {}..{} --guided --shard {}{}", a.file, a.sweep->seeds.first, a.sweep->seeds.last,
+                     scenarios::to_string(a.sweep->shard), a.fixed ? " --fixed" : "");
 }
 
 struct Written {
@@ -122,7 +150,7 @@ struct Written {
 
 std::string header(const ExploreFailure& x, const ExploreArgs& a, const Written& w, std::size_t max_runs, const std::string& reproduce,
                    const scenarios::Scenario& s, const std::string& seeds) {
-  std::string h = fmt::format("# Found by `letitcrash explore {} --seed {}` at run {} of {}: {}.\n", a.file, a.seed, x.run, max_runs,
+  std::string h = fmt::format("# Found by `{}` at run {} of {}: {}.\n", found_by(a), x.run, max_runs,
                               x.plain ? fmt::format("the file at seed {}", x.seed) : "a mutated fault schedule (" + one_line(x.how) + ")");
   h += fmt::format("# It fails {} (kind {}{}):\n#   {}\n", x.result.name, x.result.kind,
                    x.id.roles.empty() ? "" : ", roles " + fmt::format("{}", fmt::join(x.id.roles, " ")), one_line(x.result.detail));
@@ -195,109 +223,21 @@ Written write_failure(const Invocation& cli, const ExploreArgs& a, const scenari
   return w;
 }
 
-// ---- The page ------------------------------------------------------------------------------------
-
-/// A step line over runs as an SVG path: (run, value) points, x over [1, runs], y over [lo, hi].
-std::string chart(const std::string& id, const std::string& title, const std::vector<std::pair<double, double>>& pts, double runs,
-                  double lo, double hi, const std::string& colour, const std::string& ylabel) {
-  constexpr double kW = 560, kH = 140, kL = 56, kB = 24, kT = 10;
-  const auto x = [&](double r) { return kL + (runs <= 1 ? 0 : (r - 1) / (runs - 1)) * (kW - kL - 10); };
-  const auto y = [&](double v) { return kT + (hi <= lo ? 0.5 : (hi - v) / (hi - lo)) * (kH - kT - kB); };
-  std::string d;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    if (i == 0) d += fmt::format("M{:.1f},{:.1f}", x(pts[i].first), y(pts[i].second));
-    else d += fmt::format(" H{:.1f} V{:.1f}", x(pts[i].first), y(pts[i].second));
-  }
-  if (!pts.empty()) d += fmt::format(" H{:.1f}", x(runs));
-  std::string svg = fmt::format(
-      "<svg id=\"{}\" class=\"chart\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">"
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#ccc\"/>",
-      id, kW, kH, kW, kH, reports::xml_escape(title), kL, kT, kW - kL - 10, kH - kT - kB);
-  if (lo < 0 && hi > 0)
-    svg += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#c00\" stroke-dasharray=\"4 3\"><title>0: the check fails "
-                       "below this line</title></line>",
-                       kL, kW - 10, y(0), y(0));
-  svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>", d, colour);
-  for (const auto& [r, v] : pts)
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>run {:.0f}: {:.4g}</title></circle>", x(r), y(v),
-                       colour, r, v);
-  svg += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">{:.3g}</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.3g}</text>", kT + 10,
-                     hi, kH - kB, lo);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">run 1</text><text x=\"{}\" y=\"{}\" font-size=\"11\" "
-                     "text-anchor=\"end\">run {:.0f}</text>",
-                     kL, kH - 6, kW - 10, kH - 6, runs);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text></svg>", (kW + kL) / 2, kH - 6,
-                     reports::xml_escape(ylabel));
-  return svg;
-}
-
-std::string page(const ExploreArgs& a, const ExploreResult& r, const std::vector<Written>& written, double cpu) {
-  using reports::xml_escape;
-  std::string h = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>explore: " + xml_escape(a.file) +
-                  "</title><style>body{font-family:sans-serif;margin:24px;max-width:1100px}table{border-collapse:collapse}"
-                  "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left;vertical-align:top}"
-                  ".fail{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}code{background:#f2f2f2;padding:2px 4px}"
-                  ".chart{display:block;margin:6px 0 14px}</style></head><body>";
-  h += fmt::format("<h1>explore: {}</h1>", xml_escape(a.file));
-  h += fmt::format("<p id=\"counts\" data-runs=\"{}\" data-corpus=\"{}\" data-coverage=\"{}\" data-failures=\"{}\">seed {}, {} run{}, "
-                   "corpus {}, coverage {} slots, {:.1f} s of CPU. ",
-                   r.runs, r.corpus.size(), r.coverage, r.failures.size(), a.seed, r.runs, r.runs == 1 ? "" : "s", r.corpus.size(),
-                   r.coverage, cpu);
-  if (r.runs_to_first_failure) h += fmt::format("<span class=\"fail\">First failure at run {}.</span>", *r.runs_to_first_failure);
-  else h += "<span class=\"ok\">No failure within the budget.</span>";
-  if (r.nothing_to_mutate) h += " Nothing to mutate: the file has no fault, and its seed changes nothing (the first runs had the same trace).";
-  h += "</p>";
-  h += "<h2>Failures</h2>";
-  if (r.failures.empty()) h += "<p>None.</p>";
-  else h += "<ol id=\"failures\">";
-  for (std::size_t i = 0; i < r.failures.size(); ++i) {
-    const ExploreFailure& x = r.failures[i];
-    h += fmt::format("<li><span class=\"fail\">{}</span> at run {} ({}): {}", xml_escape(identity_text(x.id)), x.run,
-                     xml_escape(x.plain ? fmt::format("seed {}", x.seed) : x.how), xml_escape(x.result.detail));
-    if (i < written.size()) {
-      const Written& w = written[i];
-      const std::string rel = std::filesystem::path(w.path).filename().string();
-      h += fmt::format("<br>reproducer: <a class=\"reproducer\" href=\"{}\">{}</a> — <code class=\"reproduce\">letitcrash run {}</code> {}",
-                       xml_escape(rel), xml_escape(rel), xml_escape(w.path),
-                       w.verified ? "(run again: fails the same way)" : "<span class=\"fail\">(run again: " + xml_escape(w.check.empty() ? "passes" : w.check) + ")</span>");
+/// The series the page draws: coverage over runs and each check's best margin, at the runs where
+/// they changed.
+Json series_json(const ExploreResult& r) {
+  Json cov = Json::array();
+  std::vector<Json> margins(r.checks.size(), Json::array());
+  std::vector<std::optional<double>> last(r.checks.size());
+  for (const scenarios::ExploreStep& st : r.steps) {
+    if (cov.empty() || cov.back()[1].get<std::size_t>() != st.coverage) cov.push_back({st.run, st.coverage});
+    for (std::size_t c = 0; c < r.checks.size() && c < st.best.size(); ++c) {
+      if (!st.best[c] || st.best[c] == last[c]) continue;
+      last[c] = st.best[c];
+      margins[c].push_back({st.run, *st.best[c]});
     }
-    h += "</li>";
   }
-  if (!r.failures.empty()) h += "</ol>";
-  // Coverage over runs.
-  std::vector<std::pair<double, double>> cov;
-  for (const auto& s : r.steps)
-    if (cov.empty() || cov.back().second != static_cast<double>(s.coverage)) cov.emplace_back(static_cast<double>(s.run), static_cast<double>(s.coverage));
-  h += "<h2>Behaviour coverage over runs</h2>";
-  h += chart("coverage", "coverage over runs", cov, static_cast<double>(std::max<std::size_t>(r.runs, 1)), 0,
-             std::max(1.0, static_cast<double>(r.coverage)), "#1f6fb4", "slots reached");
-  // Each check's best margin over runs.
-  h += "<h2>Each check's best margin over runs</h2><p>A margin is the signed distance to failing: above 0 the check holds with that "
-       "much room, at or below 0 it fails (docs/explore.md).</p><div id=\"margins\">";
-  for (std::size_t c = 0; c < r.checks.size(); ++c) {
-    h += fmt::format("<h3 class=\"check\" data-check=\"{}\">{}: {}</h3>", xml_escape(r.checks[c]), xml_escape(r.checks[c]),
-                     xml_escape(r.has_margin[c] ? "best " + margin_text(r.best[c]) : "coverage only (the check reports no margin)"));
-    if (!r.has_margin[c]) continue;
-    std::vector<std::pair<double, double>> pts;
-    double lo = 0, hi = 0;
-    for (const auto& s : r.steps) {
-      if (c >= s.best.size() || !s.best[c]) continue;
-      const double v = *s.best[c];
-      if (pts.empty() || pts.back().second != v) pts.emplace_back(static_cast<double>(s.run), v);
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    h += chart(fmt::format("margin-{}", c), r.checks[c], pts, static_cast<double>(std::max<std::size_t>(r.runs, 1)), lo,
-               std::max(hi, 0.01), "#8a3ab9", "best margin");
-  }
-  h += "</div><h2>Corpus</h2><table id=\"corpus\"><tr><th>found at run</th><th>how</th><th>faults</th><th>seed</th><th>least margin</th>"
-       "<th>slots</th><th>mutated</th></tr>";
-  for (const auto& e : r.corpus)
-    h += fmt::format("<tr class=\"entry\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", e.run,
-                     xml_escape(e.how), e.schedule.faults.size(), e.schedule.seed, xml_escape(margin_text(e.least)),
-                     e.signature.slots.size(), e.picked);
-  h += "</table></body></html>\n";
-  return h;
+  return {{"coverage", cov}, {"margins", margins}};
 }
 
 Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const ExploreResult& r, const std::vector<Written>& written,
@@ -309,8 +249,13 @@ Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const Explor
   j["scenario"] = s.name;
   j["file_hash"] = file_hash(s);
   j["seed"] = a.seed;
+  if (a.sweep)
+    j["sweep"] = {{"seeds", fmt::format("{}..{}", a.sweep->seeds.first, a.sweep->seeds.last)},
+                  {"shard", scenarios::to_string(a.sweep->shard)},
+                  {"fixed", a.fixed}};
   j["runs"] = r.runs;
   j["max_runs"] = a.runs;
+  j["plain_runs"] = r.plain_runs;
   j["runs_to_first_failure"] = r.runs_to_first_failure ? Json(*r.runs_to_first_failure) : Json(nullptr);
   j["coverage"] = r.coverage;
   j["corpus"] = r.corpus.size();
@@ -329,6 +274,7 @@ Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const Explor
            {"check", x.result.name},
            {"kind", x.result.kind},
            {"roles", x.id.roles},
+           {"identity", identity_text(x.id)},
            {"detail", x.result.detail},
            {"plain_seed", x.plain},
            {"seed", x.seed},
@@ -339,6 +285,7 @@ Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const Explor
     if (i < written.size()) {
       f["reproducer"] = written[i].path;
       f["reproducer_verified"] = written[i].verified;
+      if (!written[i].verified) f["reproducer_fails_as"] = written[i].check;
       f["reproducer_seeds"] = written[i].seeds.substr(2, written[i].seeds.size() - 3);
     }
     failures.push_back(std::move(f));
@@ -346,6 +293,21 @@ Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const Explor
   j["failures"] = failures;
   j["failure"] = failures.empty() ? Json(nullptr) : failures.front();
   j["reproducer"] = written.empty() ? Json(nullptr) : Json(written.front().path);
+  Json entries = Json::array();
+  for (std::size_t i = 0; i < r.corpus.size(); ++i) {
+    const scenarios::CorpusEntry& e = r.corpus[i];
+    entries.push_back({{"file", fmt::format("corpus/{:04}.yaml", i + 1)},
+                       {"run", e.run},
+                       {"how", e.how},
+                       {"faults", e.schedule.faults.size()},
+                       {"seed", e.schedule.seed},
+                       {"least_margin", e.least ? Json(*e.least) : Json(nullptr)},
+                       {"slots", e.signature.slots.size()},
+                       {"mutated", e.picked}});
+  }
+  j["corpus_entries"] = entries;
+  j["slots"] = r.slots;
+  j["series"] = series_json(r);
   return j;
 }
 
@@ -357,46 +319,54 @@ std::string reproducer_path(const ExploreArgs& a, std::size_t i) {
 
 /// The checks before anything runs: the budget, the file, its checks, the --out folder. Returns
 /// the scenario, or nothing (every mistake said).
-std::optional<scenarios::Scenario> explorable(const Invocation& cli, const ExploreArgs& a) {
+std::optional<scenarios::Scenario> explorable(const Invocation& cli, const ExploreArgs& a, std::optional<Json>& done) {
   if (a.runs == 0) {
-    std::fprintf(stderr, "explore: --runs 0 runs nothing: give 1 or more\n");
+    std::fprintf(stderr, "%s\n", a.sweep ? "sweep: the shard holds no seed: nothing to run" : "explore: --runs 0 runs nothing: give 1 or more");
     return std::nullopt;
   }
   if (a.max_seconds && !(*a.max_seconds > 0)) {
     std::fprintf(stderr, "explore: --max-seconds must be more than 0\n");
     return std::nullopt;
   }
-  std::optional<scenarios::Scenario> s = load_or_report(a.file, *cli.registry);
+  std::optional<scenarios::Scenario> s = load_or_report(a.file, *cli.registry, a.fixed);
   if (!s) return std::nullopt;
   if (s->checks.empty()) {
     std::fprintf(stderr, "%s\n",
                  scenarios::format_diagnostic(a.file, scenarios::Diagnostic{scenarios::Mark{1, 1},
-                                                                            "explore looks for a failing check, and the file names none "
+                                                                            std::string(a.sweep ? "sweep --guided" : "explore") + " looks for a failing check, and the file names none "
                                                                             "(`checks:`): there is nothing to find"})
                      .c_str());
     return std::nullopt;
   }
   if (!a.out.empty()) {
-    if (const std::string why = check_out_dir(a.out, *s, a); !why.empty()) {
-      std::fprintf(stderr, "explore: %s\n", scenarios::printable(why).c_str());
+    OutDir d = check_out_dir(a.out, *s, a);
+    if (!d.refused.empty()) {
+      std::fprintf(stderr, "%s: %s\n", a.sweep ? "sweep" : "explore", scenarios::printable(d.refused).c_str());
       return std::nullopt;
     }
+    done = std::move(d.done);
   }
   return s;
 }
 
-/// --out: explore.json, the page and the corpus. Returns an error, empty when all was written.
-std::string write_out(const ExploreArgs& a, const ExploreResult& r, const std::vector<Written>& written, const Json& state, double cpu) {
-  for (const auto& [name, text] : {std::pair<std::string, std::string>{"explore.json", state.dump(2) + "\n"},
-                                   {"index.html", page(a, r, written, cpu)}}) {
-    const std::string error = reports::write_file_atomically(std::filesystem::path(a.out) / name, text);
-    if (!error.empty()) return error;
-  }
+/// --out: the corpus, the page and explore.json, in that order (explore.json last: a folder that
+/// has it is complete). Corpus files of an earlier explore (--fresh) beyond this one's go. Returns
+/// an error, empty when all was written.
+std::string write_out(const ExploreArgs& a, const ExploreResult& r, const Json& state) {
+  const std::filesystem::path corpus = std::filesystem::path(a.out) / "corpus";
   for (std::size_t i = 0; i < r.corpus.size(); ++i) {
     const std::string error = reports::write_file_atomically(
-        std::filesystem::path(a.out) / "corpus" / fmt::format("{:04}.yaml", i + 1),
+        corpus / fmt::format("{:04}.yaml", i + 1),
         fmt::format("# corpus entry {}: found at run {} ({})\n", i + 1, r.corpus[i].run, one_line(r.corpus[i].how)) +
             scenarios::to_yaml(r.corpus[i].schedule));
+    if (!error.empty()) return error;
+  }
+  std::error_code ec;
+  for (std::size_t i = r.corpus.size() + 1; std::filesystem::remove(corpus / fmt::format("{:04}.yaml", i), ec); ++i) {
+  }
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", explore_page(state, a.file)},
+                                   {"explore.json", state.dump(2) + "\n"}}) {
+    const std::string error = reports::write_file_atomically(std::filesystem::path(a.out) / name, text);
     if (!error.empty()) return error;
   }
   return {};
@@ -429,9 +399,42 @@ void print_text(const Invocation& cli, const ExploreArgs& a, const ExploreResult
 
 }  // namespace
 
-int explore_command(const Invocation& cli, const ExploreArgs& a) {
-  const std::optional<scenarios::Scenario> s = explorable(cli, a);
+namespace {
+
+/// A guided sweep's shard already done in --out: its outcome, as recorded.
+int report_done(const Invocation& cli, const ExploreArgs& a, Json state) {
+  const Json& failures = state["failures"];
+  if (a.json) {
+    state.erase("format");
+    fmt::print("{}\n", state.dump(2));
+    return failures.empty() ? 0 : 1;
+  }
+  fmt::print("sweep --guided: {} already holds this shard's search ({} runs, seeds {}, shard {}): it is deterministic, so its outcome "
+             "stands (--fresh runs it again)\n",
+             a.out, state.value("runs", std::size_t{0}), state["sweep"].value("seeds", "?"), state["sweep"].value("shard", "?"));
+  for (const Json& f : failures) {
+    fmt::print("FAIL at run {}: {}\n  {}\n", f.value("run", std::size_t{0}), scenarios::printable(f.value("identity", "")),
+               scenarios::printable(f.value("detail", "")));
+    if (f.contains("reproducer") && f["reproducer"].is_string())
+      fmt::print("reproduce: {} run {}\n", scenarios::shell_word(cli.program), scenarios::shell_word(f["reproducer"].get<std::string>()));
+  }
+  fmt::print("verdict: {}\n", failures.empty() ? "PASS (no failure within the budget)" : "FAIL");
+  return failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int explore_command(const Invocation& cli, const ExploreArgs& given) {
+  ExploreArgs a = given;
+  if (a.sweep) {
+    // The budget is the shard's seeds; its plain runs take them in order; its search seed is its first.
+    a.runs = scenarios::shard_size(a.sweep->seeds, a.sweep->shard);
+    if (a.runs > 0) a.seed = scenarios::shard_seed(a.sweep->seeds, a.sweep->shard, 0);
+  }
+  std::optional<Json> done;
+  const std::optional<scenarios::Scenario> s = explorable(cli, a, done);
   if (!s) return 2;
+  if (done) return report_done(cli, a, std::move(*done));
   scenarios::ExploreOptions o;
   o.seed = a.seed;
   o.runs = a.runs;
@@ -439,14 +442,23 @@ int explore_command(const Invocation& cli, const ExploreArgs& a) {
   o.registry = cli.registry;
   o.budgets = a.budgets;
   o.keep_going = a.keep_going;
+  if (a.sweep) {
+    const GuidedSweep g = *a.sweep;
+    o.plain_seed = [g](std::size_t k) { return scenarios::shard_seed(g.seeds, g.shard, k); };
+  }
   if (a.max_seconds) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(*a.max_seconds);
     o.stop = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
   }
-  ProgressLine line(isatty(fileno(stderr)) != 0);
+  ProgressLine line(isatty(fileno(stderr)) != 0, a.sweep ? "sweep --guided: " : "explore: ");
   o.progress = [&line](const ExploreProgress& p) { line.update(p); };
   if (!a.json) {
-    fmt::print("explore: {} ({}), seed {}, at most {} runs\n", s->name, a.file, a.seed, a.runs);
+    if (a.sweep)
+      fmt::print("sweep --guided: {} ({}{}), seeds {}..{}, shard {}: {} runs, its first seeds plain, then mutated fault schedules "
+                 "(search seed {})\n",
+                 s->name, a.file, a.fixed ? ", with its fix" : "", a.sweep->seeds.first, a.sweep->seeds.last,
+                 scenarios::to_string(a.sweep->shard), a.runs, a.seed);
+    else fmt::print("explore: {} ({}), seed {}, at most {} runs\n", s->name, a.file, a.seed, a.runs);
     std::fflush(stdout);
   }
   const double cpu0 = cpu_seconds();
@@ -457,8 +469,8 @@ int explore_command(const Invocation& cli, const ExploreArgs& a) {
   const double cpu = cpu_seconds() - cpu0;
   const Json state = state_json(a, *s, r, written, cpu);
   if (!a.out.empty()) {
-    if (const std::string error = write_out(a, r, written, state, cpu); !error.empty()) {
-      std::fprintf(stderr, "explore: %s\n", scenarios::printable(error).c_str());
+    if (const std::string error = write_out(a, r, state); !error.empty()) {
+      std::fprintf(stderr, "%s: %s\n", a.sweep ? "sweep" : "explore", scenarios::printable(error).c_str());
       return 2;
     }
   }
@@ -468,6 +480,7 @@ int explore_command(const Invocation& cli, const ExploreArgs& a) {
     fmt::print("{}\n", j.dump(2));
   } else {
     print_text(cli, a, r, written, cpu);
+    if (a.sweep) fmt::print("verdict: {}\n", r.failures.empty() ? fmt::format("PASS (no failure in {} runs)", r.runs) : "FAIL");
   }
   return r.failures.empty() ? 0 : 1;
 }

@@ -1,4 +1,5 @@
 #include "tools/letitcrash/sweep.hpp"
+#include "tools/letitcrash/explore.hpp"
 #include "scenarios/file/read.hpp"
 
 #include <fmt/format.h>
@@ -591,7 +592,46 @@ std::optional<std::uint64_t> run_pending(const Scenario& s, const SweepArgs& a, 
 
 }  // namespace
 
+namespace {
+
+/// `sweep --guided`: the explorer over the shard's seeds (tools/letitcrash/explore.cpp).
+int guided_sweep(const Invocation& cli, const SweepArgs& a) {
+  std::vector<std::string> refused;
+  if (!a.vary.empty()) refused.emplace_back("--vary");
+  if (a.swarm) refused.emplace_back("--swarm");
+  if (a.check_determinism) refused.emplace_back("--check-determinism");
+  if (a.tie_break) refused.emplace_back("--tie-break");
+  if (a.until) refused.emplace_back("--until");
+  if (a.coverage) refused.emplace_back("--coverage");
+  if (a.shrink > 0) refused.emplace_back("--shrink");
+  if (!a.metrics.empty()) refused.emplace_back("--metrics");
+  if (!refused.empty()) {
+    std::fprintf(stderr,
+                 "sweep: --guided does not take %s: a guided sweep mutates fault schedules, stops at its first failure and shrinks it "
+                 "(docs/explore.md)\n",
+                 fmt::format("{}", fmt::join(refused, ", ")).c_str());
+    return 2;
+  }
+  if (a.out.ends_with(".jsonl")) {
+    std::fprintf(stderr, "sweep: --guided --out %s: a guided sweep writes a folder (explore.json, index.html, corpus/, reproducer.yaml), "
+                 "not a results file\n", scenarios::printable(a.out).c_str());
+    return 2;
+  }
+  ExploreArgs e;
+  e.file = a.file;
+  e.jobs = a.jobs;
+  e.out = a.out;
+  e.fresh = a.fresh;
+  e.budgets = a.budgets;
+  e.fixed = a.fixed;
+  e.sweep = GuidedSweep{a.seeds, a.shard};
+  return explore_command(cli, e);
+}
+
+}  // namespace
+
 int sweep_command(const Invocation& cli, const SweepArgs& given) {
+  if (given.guided) return guided_sweep(cli, given);
   const std::optional<Scenario> s = load_or_report(given.file, *cli.registry, given.fixed);
   if (!s) return 2;
   if (!given.vary.empty()) return vary_sweep(cli, given, *s);
@@ -685,6 +725,14 @@ std::optional<scenarios::Coverage> merged_coverage(const Invocation& cli, const 
 }  // namespace
 
 int merge_command(const Invocation& cli, const std::string& out, const std::vector<std::string>& given) {
+  const auto guided = std::count_if(given.begin(), given.end(), [](const std::string& in) { return is_explore_output(in); });
+  if (guided == static_cast<std::ptrdiff_t>(given.size())) return explore_merge_command(cli, out, given);
+  if (guided > 0) {
+    std::fprintf(stderr, "merge: %s is a guided sweep's folder and %s is not: merge joins the shards of one sweep, all guided or none\n",
+                 scenarios::printable(*std::find_if(given.begin(), given.end(), [](const std::string& in) { return is_explore_output(in); })).c_str(),
+                 scenarios::printable(*std::find_if(given.begin(), given.end(), [](const std::string& in) { return !is_explore_output(in); })).c_str());
+    return 2;
+  }
   std::vector<std::string> inputs;  // a sweep's folder stands for its results.jsonl
   for (const std::string& in : given) {
     std::error_code ec;

@@ -35,6 +35,7 @@ struct SweepArgs {
   std::size_t shrink = 0;   ///< shrink the first K failing seeds to scenario files
   scenarios::Budgets budgets{};  ///< each run's: --max-events, --max-memory
   bool fixed = false;       ///< --fixed: the file with its `fix:` applied
+  bool guided = false;      ///< --guided: the explorer over the seeds' budget (docs/explore.md "In CI")
 };
 
 /// Exit code: 0 every seed passed, 1 a seed failed or was not deterministic, 2 bad input.
