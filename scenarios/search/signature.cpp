@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
 #include <string_view>
 
 #include "sim/trace_keys.hpp"
@@ -92,6 +91,45 @@ std::uint32_t slot(std::uint64_t h) {
   return static_cast<std::uint32_t>(h & (kSignatureSlots - 1));
 }
 
+/// A table keyed by two words, for the few hundred roles of a run (std::map's node a key cost more
+/// than the rest of a short run's signature): open addressing, linear probing, never erased.
+/// Only looked up and read as a whole set, so its order never reaches the signature.
+template <class V>
+class PairTable {
+ public:
+  struct Entry {
+    std::uint64_t a = 0, b = 0;
+    V value{};
+    bool used = false;
+  };
+  PairTable() : entries_(kFirst) {}
+  /// The value of (a, b), made V{} when new.
+  V& operator()(std::uint64_t a, std::uint64_t b) {
+    if (2 * (size_ + 1) > entries_.size()) grow();
+    Entry& e = find(a, b);
+    if (!e.used) e = Entry{a, b, V{}, true}, ++size_;
+    return e.value;
+  }
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  static constexpr std::size_t kFirst = 64;
+  Entry& find(std::uint64_t a, std::uint64_t b) {
+    const std::size_t mask = entries_.size() - 1;
+    std::uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
+    for (std::size_t i = static_cast<std::size_t>(h ^ (h >> 32)) & mask;; i = (i + 1) & mask)
+      if (!entries_[i].used || (entries_[i].a == a && entries_[i].b == b)) return entries_[i];
+  }
+  void grow() {
+    std::vector<Entry> old(entries_.size() * 2);
+    old.swap(entries_);
+    for (const Entry& e : old)
+      if (e.used) find(e.a, e.b) = e;
+  }
+  std::vector<Entry> entries_;
+  std::size_t size_ = 0;
+};
+
 /// How long after a fault a reaction counts as its own.
 constexpr Duration kReactionWindow = kSecond;
 /// How many reactions a fault pairs with at most.
@@ -116,6 +154,7 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
   const bool small = events.size() < 512;
   std::vector<std::uint64_t> bits(small ? 0 : kSignatureSlots / 64, 0);
   std::vector<std::uint32_t> list;
+  if (small) list.reserve(3 * events.size() + 2 * checks.size() + 8);
   struct Out {
     std::vector<std::uint64_t>& bits;
     std::vector<std::uint32_t>& list;
@@ -126,8 +165,8 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
     }
   } out{bits, list, small};
   RoleCache roles;
-  std::map<std::uint64_t, std::uint64_t> last;  // role -> its previous event's `what`
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> counts;  // (role, what) -> how often
+  PairTable<std::uint64_t> last;     // (role, 0) -> its previous event's `what`
+  PairTable<std::uint32_t> counts;   // (role, what) -> how often
   struct Open {
     std::uint64_t fault;  // the fault's kind and target role
     Time until;
@@ -138,14 +177,14 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
     if (traffic(e.kind)) continue;
     const Key k = key_of(e, roles);
     out.push_back(slot(mix(k.what, k.role)));
-    const auto [it, fresh] = last.try_emplace(k.role, 0);
-    out.push_back(slot(mix(mix(mix(kBasis, std::string_view("edge")), it->second), mix(k.what, k.role))));
-    it->second = k.what;
+    std::uint64_t& previous = last(k.role, 0);
+    out.push_back(slot(mix(mix(mix(kBasis, std::string_view("edge")), previous), mix(k.what, k.role))));
+    previous = k.what;
     if (e.kind == EventKind::exit || e.kind == EventKind::node_down ||
         (e.kind == EventKind::system && (e.name == supervision::events::kChildStarted ||
                                          e.name == supervision::events::kReachedMax ||
                                          e.name == supervision::events::kServiceRetry)))
-      ++counts[{k.role, k.what}];
+      ++counts(k.role, k.what);
     std::erase_if(open, [&](const Open& o) { return e.time > o.until || o.left <= 0; });
     for (Open& o : open) {
       out.push_back(slot(mix(mix(o.fault, std::string_view("then")), mix(k.what, k.role))));
@@ -158,9 +197,9 @@ Signature signature_of(const EventLog& events, const std::vector<CheckResult>& c
       open.push_back(Open{f, e.time + kReactionWindow, kReactions});
     }
   }
-  for (const auto& [rw, n] : counts)
-    out.push_back(slot(mix(mix(mix(kBasis, std::string_view("count")), rw.first ^ (rw.second * 31)),
-                           static_cast<std::uint64_t>(count_bucket(n)))));
+  for (const auto& e : counts.entries())
+    if (e.used)
+      out.push_back(slot(mix(mix(mix(kBasis, std::string_view("count")), e.a ^ (e.b * 31)), static_cast<std::uint64_t>(count_bucket(e.value)))));
   for (const CheckResult& c : checks) {
     const std::uint64_t h = mix(mix(kBasis, std::string_view("check")), c.name);
     out.push_back(slot(mix(h, c.passed ? std::string_view("pass") : std::string_view(c.kind))));
