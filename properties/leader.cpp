@@ -216,6 +216,8 @@ Beliefs leader_beliefs(const EventLog& events, Time end) {
     open.erase(it);
   };
   for (const TraceEvent& e : events) {
+    // Only a process's exit and a belief matter here: most of a trace is neither.
+    if (e.kind != EventKind::exit && !is(e, kBelief)) continue;
     const std::string node(e.node.text());
     if (e.kind == EventKind::exit && open.contains(node) && open[node].first == e.pid) close(node, e.time);
     if (!is(e, kBelief)) continue;
@@ -243,8 +245,21 @@ class Reach {
   explicit Reach(Intervals& out) : out_(out) {}
 
   void read(const TraceEvent& e) {
-    if (is(e, kStart)) db_ = std::string(e.node.text());
-    if (is(e, kCoordinator)) candidates_.insert(std::string(e.node.text()));
+    // Whether a candidate reaches the database changes only at these events: the rest of the
+    // trace (most of it: messages, the coordinators' own work) leaves it as it was.
+    const bool start = is(e, kStart), coordinator = is(e, kCoordinator);
+    switch (e.kind) {
+      case EventKind::node_down:
+      case EventKind::node_up:
+      case EventKind::node_pause:
+      case EventKind::node_resume:
+      case EventKind::partition:
+      case EventKind::heal: break;
+      default:
+        if (!start && !coordinator) return;
+    }
+    if (start) db_ = std::string(e.node.text());
+    if (coordinator) candidates_.insert(std::string(e.node.text()));
     const std::string node(e.node.text());
     switch (e.kind) {
       case EventKind::node_down: down_.insert(node); break;
@@ -301,6 +316,17 @@ class Follower {
     if (is(e, kLock) || is(e, kLease)) return epoch(e);
     if (is(e, kWrite)) return write(client_node(e), num(e, kLockKey), e.time);
     if (leader_.empty()) return;
+    // What takes a leadership away: a node's fault, the database's exit, a cut, an unlock.
+    switch (e.kind) {
+      case EventKind::node_down:
+      case EventKind::node_pause:
+      case EventKind::node_resume:
+      case EventKind::partition:
+      case EventKind::heal:
+      case EventKind::exit:
+      case EventKind::system: break;
+      default: return;
+    }
     const std::string node(e.node.text());
     if (lost_ && !lost_->cause_end && ((lost_->cause == "pause" && e.kind == EventKind::node_resume && node == lost_->from) ||
                                        (lost_->cause == "partition" && e.kind == EventKind::heal && cuts(node, std::string(e.tag.text())))))

@@ -75,6 +75,7 @@ void EventQueue::heap_pop(Entry& out) {
 }
 
 void EventQueue::to_radix() {
+  if (!buckets_) buckets_ = std::make_unique<Bucket[]>(static_cast<std::size_t>(kLevels) * kDigits);
   radix_ = true;
   for (const Entry& e : heap_) place(e);
   heap_.clear();
@@ -92,7 +93,7 @@ void EventQueue::place(const Entry& e) {
   const auto diff = static_cast<std::uint64_t>(e.time.ns) ^ static_cast<std::uint64_t>(now_.ns);
   const int level = (63 - __builtin_clzll(diff)) / 8;
   const int digit = static_cast<int>((static_cast<std::uint64_t>(e.time.ns) >> (8 * level)) & 0xff);
-  Bucket& b = buckets_[level][digit];
+  Bucket& b = bucket(level, digit);
   const bool first = b.size == 0;
   b.append(e);  // first: a bad_alloc in grow() leaves the bucket empty and unmarked
   if (first) {
@@ -126,7 +127,7 @@ std::size_t EventQueue::upcoming(Item* out, std::size_t n) const {
   if ((levels_ & 1U) == 0) return k;
   for (int w = static_cast<int>(now_.ns & 0xff) / 64; w < kDigits / 64 && k < n; ++w) {
     for (std::uint64_t bits = occupied_[0][w]; bits != 0 && k < n; bits &= bits - 1) {
-      for (const Entry& e : buckets_[0][w * 64 + __builtin_ctzll(bits)]) {
+      for (const Entry& e : bucket(0, w * 64 + __builtin_ctzll(bits))) {
         if (k == n) break;
         out[k++] = e.item;
       }
@@ -157,14 +158,14 @@ bool EventQueue::now_pop(Entry& out) {
 }
 
 void EventQueue::clear_bucket(int level, int digit) {
-  buckets_[level][digit].size = 0;  // keeps its room for the next batch
+  bucket(level, digit).size = 0;  // keeps its room for the next batch
   occupied_[level][digit / 64] &= ~(std::uint64_t{1} << (digit % 64));
   if (--level_buckets_[level] == 0) levels_ &= ~(1U << level);
 }
 
 void EventQueue::advance(int level, int digit, std::int64_t m) {
   now_ = Time{m};
-  Bucket& b = buckets_[level][digit];
+  Bucket& b = bucket(level, digit);
   future_ -= b.size;
   if (level == 0) {
     now_q_.assign(b.begin(), b.end());  // a level-0 bucket is one instant: all of it is now
@@ -242,7 +243,7 @@ bool EventQueue::pop_until(Time deadline, Entry& out) {
     if (!lowest(level, digit)) return false;
     // The earliest live time in the bucket: cancelled events never move the clock (the
     // simulation's clock would be left behind it). A level-0 bucket is one instant.
-    Bucket& b = buckets_[level][digit];
+    Bucket& b = bucket(level, digit);
     std::int64_t m = INT64_MAX;
     if (cancelled_.empty()) {
       if (level == 0) {
@@ -297,7 +298,7 @@ Time EventQueue::next_time() {
     int digit = 0;
     if (!lowest(level, digit)) return Time::max();
     // The earliest live time, without moving the clock: a caller may still push events before it.
-    const Bucket& b = buckets_[level][digit];
+    const Bucket& b = bucket(level, digit);
     std::int64_t m = INT64_MAX;
     for (const Entry& e : b) {
       if (!cancelled_.empty() && cancelled_.count(e.seq) != 0) continue;

@@ -127,7 +127,13 @@ class EventQueue {
   std::uint64_t next_seq_ = 1;
   bool radix_ = false;      // future events are in the radix buckets, not in heap_
   std::vector<Entry> heap_;  // 4-ary min-heap on (time, key, seq)
-  Bucket buckets_[kLevels][kDigits];
+  /// kLevels x kDigits buckets, made when the queue first goes radix: 32 KiB that a short run
+  /// (every sweep seed of a small file) would otherwise zero and free for nothing.
+  std::unique_ptr<Bucket[]> buckets_;
+  Bucket& bucket(int level, int digit) { return buckets_[static_cast<std::size_t>(level) * kDigits + static_cast<std::size_t>(digit)]; }
+  const Bucket& bucket(int level, int digit) const {
+    return buckets_[static_cast<std::size_t>(level) * kDigits + static_cast<std::size_t>(digit)];
+  }
   std::uint64_t occupied_[kLevels][kDigits / 64] = {};  // which buckets are non-empty
   std::uint32_t levels_ = 0;                            // which levels have a non-empty bucket
   std::uint32_t level_buckets_[kLevels] = {};           // non-empty buckets per level
