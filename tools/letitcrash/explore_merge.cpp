@@ -111,112 +111,150 @@ Json least(const Json& a, const Json& b) {
   return a.get<double>() <= b.get<double>() ? a : b;
 }
 
-std::string merge_into(const std::vector<Input>& inputs, const fs::path& out, MergeOut& m) {
-  const Json& first = inputs.front().state;
-  Json& j = m.state;
-  j["format"] = kExploreFormat;
-  j["version"] = scenarios::version();
-  j["file"] = first.value("file", "");
-  j["scenario"] = first.value("scenario", "");
-  j["file_hash"] = first.value("file_hash", "");
-  const std::uint64_t count = inputs.front().shard.count;
-  Json merged = Json::array(), missing = Json::array();
-  for (std::uint64_t k = 1, i = 0; k <= count; ++k) {
-    if (i < inputs.size() && inputs[i].shard.index == k) merged.push_back(k), ++i;
-    else missing.push_back(k);
-  }
-  j["sweep"] = {{"seeds", first["sweep"].value("seeds", "")},
-                {"shard", "merged"},
-                {"shards", count},
-                {"merged", merged},
-                {"missing", missing},
-                {"fixed", first["sweep"].value("fixed", false)}};
-  std::size_t runs = 0, max_runs = 0, plain = 0;
-  double cpu = 0;
-  Json first_failure = nullptr;
-  std::set<std::uint32_t> slots;
-  bool nothing = true;
-  Json checks = first.value("checks", Json::array());
-  Json failures = Json::array(), entries = Json::array(), shards = Json::array();
-  std::set<std::string> identities, schedules;
-  for (const Input& in : inputs) {
-    const Json& s = in.state;
-    const std::string shard = scenarios::to_string(in.shard);
-    runs += s.value("runs", std::size_t{0});
-    max_runs += s.value("max_runs", std::size_t{0});
-    plain += s.value("plain_runs", std::size_t{0});
-    cpu += s.value("cpu_s", 0.0);
-    nothing = nothing && s.value("nothing_to_mutate", false);
-    const Json& rf = s.contains("runs_to_first_failure") ? s["runs_to_first_failure"] : Json();
-    if (rf.is_number() && (!first_failure.is_number() || rf.get<std::size_t>() < first_failure.get<std::size_t>())) first_failure = rf;
-    for (const Json& slot : s.value("slots", Json::array()))
-      if (slot.is_number_unsigned()) slots.insert(slot.get<std::uint32_t>());
-    const Json theirs = s.value("checks", Json::array());
-    if (theirs.size() != checks.size())
-      return fmt::format("{} names {} checks, {} names {}", inputs.front().dir.string(), checks.size(), in.dir.string(), theirs.size());
-    for (std::size_t c = 0; c < checks.size(); ++c) {
-      checks[c]["guided"] = checks[c].value("guided", false) || theirs[c].value("guided", false);
-      checks[c]["best_margin"] = least(checks[c].value("best_margin", Json()), theirs[c].value("best_margin", Json()));
+/// The union, shard by shard (in shard order).
+class Merger {
+ public:
+  Merger(const std::vector<Input>& inputs, const fs::path& out, MergeOut& m)
+      : inputs_(inputs), out_(out), m_(m), checks_(inputs.front().state.value("checks", Json::array())) {}
+
+  std::string run() {
+    header();
+    for (const Input& in : inputs_) {
+      std::string e = totals(in);
+      if (e.empty()) e = failures(in);
+      if (e.empty()) e = corpus(in);
+      if (!e.empty()) return e;
     }
-    for (Json f : s.value("failures", Json::array())) {
+    finish();
+    return {};
+  }
+
+ private:
+  void header() {
+    const Json& first = inputs_.front().state;
+    Json& j = m_.state;
+    j["format"] = kExploreFormat;
+    j["version"] = scenarios::version();
+    j["file"] = first.value("file", "");
+    j["scenario"] = first.value("scenario", "");
+    j["file_hash"] = first.value("file_hash", "");
+    const std::uint64_t count = inputs_.front().shard.count;
+    Json merged = Json::array(), missing = Json::array();
+    for (std::uint64_t k = 1, i = 0; k <= count; ++k) {
+      if (i < inputs_.size() && inputs_[i].shard.index == k) merged.push_back(k), ++i;
+      else missing.push_back(k);
+    }
+    j["sweep"] = {{"seeds", first["sweep"].value("seeds", "")}, {"shard", "merged"},  {"shards", count},
+                  {"merged", merged},                           {"missing", missing}, {"fixed", first["sweep"].value("fixed", false)}};
+  }
+
+  /// The counts, the slots, the checks' margins and the shard's own row.
+  std::string totals(const Input& in) {
+    const Json& s = in.state;
+    runs_ += s.value("runs", std::size_t{0});
+    max_runs_ += s.value("max_runs", std::size_t{0});
+    plain_ += s.value("plain_runs", std::size_t{0});
+    cpu_ += s.value("cpu_s", 0.0);
+    nothing_ = nothing_ && s.value("nothing_to_mutate", false);
+    const Json rf = s.contains("runs_to_first_failure") ? s["runs_to_first_failure"] : Json();
+    if (rf.is_number() && (!first_failure_.is_number() || rf.get<std::size_t>() < first_failure_.get<std::size_t>())) first_failure_ = rf;
+    for (const Json& slot : s.value("slots", Json::array()))
+      if (slot.is_number_unsigned()) slots_.insert(slot.get<std::uint32_t>());
+    const Json theirs = s.value("checks", Json::array());
+    if (theirs.size() != checks_.size())
+      return fmt::format("{} names {} checks, {} names {}", inputs_.front().dir.string(), checks_.size(), in.dir.string(), theirs.size());
+    for (std::size_t c = 0; c < checks_.size(); ++c) {
+      checks_[c]["guided"] = checks_[c].value("guided", false) || theirs[c].value("guided", false);
+      checks_[c]["best_margin"] = least(checks_[c].value("best_margin", Json()), theirs[c].value("best_margin", Json()));
+    }
+    shards_.push_back({{"shard", scenarios::to_string(in.shard)},
+                       {"folder", in.dir.string()},
+                       {"runs", s.value("runs", std::size_t{0})},
+                       {"plain_runs", s.value("plain_runs", std::size_t{0})},
+                       {"corpus", s.value("corpus", std::size_t{0})},
+                       {"coverage", s.value("coverage", std::size_t{0})},
+                       {"runs_to_first_failure", rf},
+                       {"failures", s.value("failures", Json::array()).size()},
+                       {"cpu_s", s.value("cpu_s", 0.0)},
+                       {"series", s.value("series", Json::object())}});
+    return {};
+  }
+
+  /// One failure an identity (check, kind, roles), the first shard's, its reproducer copied.
+  std::string failures(const Input& in) {
+    for (Json f : in.state.value("failures", Json::array())) {
       const std::string id = Json{f.value("check", ""), f.value("kind", ""), f.value("roles", Json::array())}.dump();
-      if (!identities.insert(id).second) continue;  // the same bug, found by an earlier shard
-      f["shard"] = shard;
+      if (!identities_.insert(id).second) continue;  // the same bug, found by an earlier shard
+      f["shard"] = scenarios::to_string(in.shard);
       if (f.contains("reproducer") && f["reproducer"].is_string()) {
         const fs::path from = in.dir / fs::path(f["reproducer"].get<std::string>()).filename();
         bool ok = false;
         const std::string text = read_text(from, ok);
         if (!ok) return fmt::format("{}: its reproducer {} cannot be read", in.dir.string(), from.string());
-        const std::string name = failures.empty() ? "reproducer.yaml" : fmt::format("reproducer-{}.yaml", failures.size() + 1);
-        m.files.emplace_back(name, text);
-        f["reproducer"] = (out / name).string();
+        const std::string name = failures_.empty() ? "reproducer.yaml" : fmt::format("reproducer-{}.yaml", failures_.size() + 1);
+        m_.files.emplace_back(name, text);
+        f["reproducer"] = (out_ / name).string();
       }
-      failures.push_back(std::move(f));
+      failures_.push_back(std::move(f));
     }
-    for (Json e : s.value("corpus_entries", Json::array())) {
+    return {};
+  }
+
+  /// Every entry, a schedule another shard kept already written once.
+  std::string corpus(const Input& in) {
+    const std::string shard = scenarios::to_string(in.shard);
+    for (Json e : in.state.value("corpus_entries", Json::array())) {
       bool ok = false;
       const std::string text = read_text(in.dir / e.value("file", ""), ok);
       if (!ok) return fmt::format("{}: its corpus file {} cannot be read", in.dir.string(), e.value("file", ""));
-      if (!schedules.insert(schedule_text(text)).second) {
-        ++m.duplicates;
+      if (!schedules_.insert(schedule_text(text)).second) {
+        ++m_.duplicates;
         continue;
       }
-      const std::string name = fmt::format("corpus/{:04}.yaml", entries.size() + 1);
-      m.files.emplace_back(name, fmt::format("# corpus entry {}: shard {}'s {}, found at run {}\n", entries.size() + 1, shard,
-                                             e.value("file", ""), e.value("run", std::size_t{0})) +
-                                     schedule_text(text));
+      const std::string name = fmt::format("corpus/{:04}.yaml", entries_.size() + 1);
+      m_.files.emplace_back(name, fmt::format("# corpus entry {}: shard {}'s {}, found at run {}\n", entries_.size() + 1, shard,
+                                              e.value("file", ""), e.value("run", std::size_t{0})) +
+                                      schedule_text(text));
       e["file"] = name;
       e["shard"] = shard;
-      entries.push_back(std::move(e));
+      entries_.push_back(std::move(e));
     }
-    shards.push_back({{"shard", shard},
-                      {"folder", in.dir.string()},
-                      {"runs", s.value("runs", std::size_t{0})},
-                      {"plain_runs", s.value("plain_runs", std::size_t{0})},
-                      {"corpus", s.value("corpus", std::size_t{0})},
-                      {"coverage", s.value("coverage", std::size_t{0})},
-                      {"runs_to_first_failure", rf},
-                      {"failures", s.value("failures", Json::array()).size()},
-                      {"cpu_s", s.value("cpu_s", 0.0)},
-                      {"series", s.value("series", Json::object())}});
+    return {};
   }
-  j["runs"] = runs;
-  j["max_runs"] = max_runs;
-  j["plain_runs"] = plain;
-  j["runs_to_first_failure"] = first_failure;
-  j["coverage"] = slots.size();
-  j["corpus"] = entries.size();
-  j["cpu_s"] = std::round(cpu * 1000) / 1000;
-  j["nothing_to_mutate"] = nothing;
-  j["checks"] = checks;
-  j["failures"] = failures;
-  j["failure"] = failures.empty() ? Json(nullptr) : failures.front();
-  j["reproducer"] = failures.empty() ? Json(nullptr) : failures.front().value("reproducer", Json());
-  j["corpus_entries"] = entries;
-  j["slots"] = slots;
-  j["shards"] = shards;
-  return {};
-}
+
+  void finish() {
+    Json& j = m_.state;
+    j["runs"] = runs_;
+    j["max_runs"] = max_runs_;
+    j["plain_runs"] = plain_;
+    j["runs_to_first_failure"] = first_failure_;
+    j["coverage"] = slots_.size();
+    j["corpus"] = entries_.size();
+    j["cpu_s"] = std::round(cpu_ * 1000) / 1000;
+    j["nothing_to_mutate"] = nothing_;
+    j["checks"] = checks_;
+    j["failures"] = failures_;
+    j["failure"] = failures_.empty() ? Json(nullptr) : failures_.front();
+    j["reproducer"] = failures_.empty() ? Json(nullptr) : failures_.front().value("reproducer", Json());
+    j["corpus_entries"] = entries_;
+    j["slots"] = slots_;
+    j["shards"] = shards_;
+  }
+
+  const std::vector<Input>& inputs_;
+  const fs::path& out_;
+  MergeOut& m_;
+  Json checks_;
+  std::size_t runs_ = 0, max_runs_ = 0, plain_ = 0;
+  double cpu_ = 0;
+  Json first_failure_ = nullptr;
+  std::set<std::uint32_t> slots_;
+  bool nothing_ = true;
+  Json failures_ = Json::array(), entries_ = Json::array(), shards_ = Json::array();
+  std::set<std::string> identities_, schedules_;
+};
+
+std::string merge_into(const std::vector<Input>& inputs, const fs::path& out, MergeOut& m) { return Merger(inputs, out, m).run(); }
 
 }  // namespace
 
