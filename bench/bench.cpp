@@ -13,6 +13,7 @@
 
 #include "bench/commands.hpp"
 #include "bench/figures.hpp"
+#include "bench/seed_cost.hpp"
 #include "bench/targets.hpp"
 #include "bench/workloads.hpp"
 
@@ -384,6 +385,8 @@ void headline(const BenchOptions& o, Figures& f) {
   need("merge_10m_peak_rss_mib", o.merge, "merge_10m_peak_rss_mib", "merge");
   need("results_bytes_per_seed", o.merge, "results_bytes_per_seed", "merge");
   need("sweep_seed_cost_growth_pct", o.merge, "sweep_seed_cost_growth_pct", "merge");
+  need("sweep_seed_overhead_pct", o.seed, "sweep_seed_overhead_pct", "seed");
+  need("explore_feedback_overhead_pct", o.seed, "explore_feedback_overhead_pct", "seed");
 }
 
 }  // namespace
@@ -405,6 +408,7 @@ int run(const BenchOptions& o) {
   if (o.w3) run_w3(o, f);
   if (o.peer && (o.w1 || o.w2 || o.w3)) run_peer(o, f);
   if (o.supervised) run_supervised(o, f);
+  if (o.seed) run_seed_cost(o, f);
   headline(o, f);
   judge_targets(f, o.quick);
   if (o.json) std::printf("%s\n", f.to_json(o.quick).c_str());

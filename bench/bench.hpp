@@ -18,6 +18,8 @@ struct BenchOptions {
   bool tree = true;                ///< reports of a wide tree (a whole command)
   bool supervised = true;          ///< resident memory of a supervised worker
   bool merge = true;               ///< merge of 16 shards of 10M seeds; a sweep's cost per seed at 1k and 1M
+  bool seed = true;                ///< a sweep seed's time outside its event loop; guided search's feedback on a run
+  std::string catalog = "scenarios/catalog";  ///< the catalogue files `seed` measures
   bool both_backends = true;       ///< also run the fiber workloads on Boost.Fiber
   bool peer = true;                ///< run the SimGrid peer if it was built
   std::size_t w2_fiber_max = 100'000;

@@ -1,4 +1,5 @@
 #include "bench/bugs.hpp"
+#include "bench/seed_cost.hpp"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -282,24 +283,15 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
 /// best time of each (the least disturbed); percentages of the run, signature then marks.
 std::pair<double, double> signature_cost_pct(const Scenario& s, const scenarios::Registry& registry) {
   constexpr int kRepeat = 7;
-  using Clock = std::chrono::steady_clock;
   double run_best = 1e300;
   double sig_best = 1e300;
   double marks_best = 1e300;
   for (int k = 0; k < kRepeat; ++k) {
-    const auto t0 = Clock::now();
-    scenarios::RunOptions ro;
-    ro.registry = &registry;
-    const scenarios::RunResult r = scenarios::run(s, ro);
-    const auto t1 = Clock::now();
-    const scenarios::Signature sig = scenarios::signature_of(r.kept_events(), r.checks);
-    const auto t2 = Clock::now();
-    const scenarios::RunMarks marks = scenarios::marks_of(r.kept_events());
-    const auto t3 = Clock::now();
-    run_best = std::min(run_best, std::chrono::duration<double>(t1 - t0).count());
-    sig_best = std::min(sig_best, std::chrono::duration<double>(t2 - t1).count());
-    marks_best = std::min(marks_best, std::chrono::duration<double>(t3 - t2).count());
-    if (sig.slots.empty() && marks.landmarks.empty()) return {0, 0};
+    const FeedbackTimes t = feedback_times(s, registry, std::nullopt);
+    run_best = std::min(run_best, t.run_s);
+    sig_best = std::min(sig_best, t.signature_s);
+    marks_best = std::min(marks_best, t.marks_s);
+    if (t.empty) return {0, 0};
   }
   if (run_best <= 0) return {0, 0};
   return {100 * sig_best / run_best, 100 * marks_best / run_best};

@@ -105,12 +105,15 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
     injector.start();  // before the trees boot: stochastic faults see their targets come up
     world.boot_all();
     const faults::PhaseDriver d = driver(s, world, opts);
+    if (opts.on_loop) opts.on_loop(true);
     try {
       out.phases = faults::run_phases(sim, injector, faults::Phases{s.duration, s.quiet, s.expect_escalation}, d);
     } catch (const BudgetExceeded& e) {
+      if (opts.on_loop) opts.on_loop(false);
       if (!opts.partial_on_budget) throw;
       out.stopped = e.what();
     }
+    if (opts.on_loop && out.stopped.empty()) opts.on_loop(false);
     out.end = sim.now();
     out.faults_injected = injector.injected();
     out.faults_skipped = injector.skipped();

@@ -4,6 +4,7 @@
 // catalogue tests, all come through here.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +55,10 @@ struct RunOptions {
   /// Note the random streams the run draws from (RunResult::sim->streams_used(); the shrinker
   /// asks which a failure needs).
   bool record_streams = false;
+  /// Called as the event loop begins (true) and as it ends (false), even when a budget stops
+  /// it: a caller's own clock can split a run's time into the loop and the rest around it
+  /// (building the world, judging the checks). The run itself reads no clock. Empty: none.
+  std::function<void(bool)> on_loop{};
 };
 
 /// One supervisor's final state, for `final` in the JSON summary.

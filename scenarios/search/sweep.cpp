@@ -214,6 +214,7 @@ SeedResult run_seed(const Scenario& s, std::uint64_t seed, const SweepOptions& o
   ro.until = o.until;
   ro.registry = o.registry;
   ro.budgets = o.budgets;
+  ro.on_loop = o.on_loop;
   try {
     std::optional<Swarmed> sw;
     if (o.swarm) sw = swarm(s, seed, o.registry != nullptr ? *o.registry : Registry::builtin());

@@ -124,6 +124,8 @@ struct SweepOptions {
   /// Results reach `each` in seed order, and the sweep stops at the first that fails: which
   /// seed that is does not depend on the threads.
   bool stop_at_first_failure = false;
+  /// Each run's RunOptions::on_loop (bench's split of a seed's time; called on the run's thread).
+  std::function<void(bool)> on_loop{};
 };
 
 /// One seed (twice with check_determinism). An exception from the run is a failed seed

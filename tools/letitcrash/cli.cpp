@@ -104,24 +104,25 @@ using Action = std::function<int()>;
 Action add_bench(CLI::App& app, const tools::Invocation& cli) {
   auto o = std::make_shared<bench::BenchOptions>();
   o->self_path = cli.program;
-  auto only = std::make_shared<std::string>("w1,w2,w3,pipeline,sweep,tree,supervised,merge");
+  auto only = std::make_shared<std::string>("w1,w2,w3,pipeline,sweep,tree,supervised,merge,seed");
   auto backend = std::make_shared<std::string>("both");
   auto* b = app.add_subcommand("bench", "Run the benchmark workloads (docs/benchmarks.md) and print `name value unit` lines");
   b->add_flag("--quick", o->quick, "Small sizes: a smoke run of every workload in a few seconds");
   b->add_flag("--json", o->json, "Print one JSON object of every figure (null with a reason for one not measured) and nothing else on stdout");
-  b->add_option("--only", *only, "Comma-separated workloads to run: w1, w2, w3, pipeline, sweep, tree, supervised, merge")
+  b->add_option("--only", *only, "Comma-separated workloads to run: w1, w2, w3, pipeline, sweep, tree, supervised, merge, seed")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             for (std::size_t i = 0; i <= s.size();) {
               const std::size_t j = std::min(s.find(',', i), s.size());
               const std::string w = s.substr(i, j - i);
-              static const std::set<std::string> known{"w1", "w2", "w3", "pipeline", "sweep", "tree", "supervised", "merge"};
-              if (!known.contains(w)) return "unknown workload '" + w + "' (w1, w2, w3, pipeline, sweep, tree, supervised, merge)";
+              static const std::set<std::string> known{"w1", "w2", "w3", "pipeline", "sweep", "tree", "supervised", "merge", "seed"};
+              if (!known.contains(w)) return "unknown workload '" + w + "' (w1, w2, w3, pipeline, sweep, tree, supervised, merge, seed)";
               i = j + 1;
             }
             return {};
           },
-          "w1,...,merge"));
+          "w1,...,seed"));
+  b->add_option("--catalog", o->catalog, "The catalogue files the seed workload measures (default scenarios/catalog)");
   b->add_option("--backend", *backend, "Fiber backends for the fiber workloads: context, or both")->check(CLI::IsMember({"context", "both"}));
   b->add_flag("!--no-peer", o->peer, "Do not run the SimGrid peer");
   b->add_option("--w2-fiber-max", o->w2_fiber_max, "Largest W2 size for fiber processes")->check(CLI::PositiveNumber);
@@ -155,6 +156,7 @@ Action add_bench(CLI::App& app, const tools::Invocation& cli) {
     o->tree = picked("tree");
     o->supervised = picked("supervised");
     o->merge = picked("merge");
+    o->seed = picked("seed");
     o->both_backends = *backend == "both";
     return bench::run(*o);
   };
