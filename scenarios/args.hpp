@@ -35,9 +35,26 @@ struct ArgInfo {
   /// count, a rate, a capacity, a timeout): the shrinker leaves it as written, where it makes
   /// every other number of a behaviour smaller (docs/shrinking.md).
   bool names = false;
+  /// A "string" that is the name its process registers ("-" or empty: none).
+  bool registers = false;
+  /// A "string" that is a name another process registers (where it sends, links or calls):
+  /// validate refuses one that no behaviour of the file registers, when every behaviour of the
+  /// file is a built-in one (a behaviour of one's own may register names it does not declare).
+  bool refers = false;
 
   bool required() const { return fallback.empty() && !optional; }
 };
+
+/// `a`, marked as the name its process registers.
+inline ArgInfo registered_as(ArgInfo a) {
+  a.registers = true;
+  return a;
+}
+/// `a`, marked as a name another process registers.
+inline ArgInfo refers_to(ArgInfo a) {
+  a.refers = true;
+  return a;
+}
 
 /// The argument types Args reads (besides the "a|b|c" choices).
 const std::vector<std::string>& arg_types();

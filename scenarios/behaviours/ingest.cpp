@@ -461,14 +461,14 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        {"ingress_wait", "duration", "100ms", "a request waits this long for room in EventCh, then gets 503"},
        {"upload_timeout", "duration", "10s", "a put to S3 fails after this long"},
        {"gzip_per_mb", "duration", "40ms", "writing a batch to the DLQ takes this long per MB"},
-       {"s3", "string", "S3", "S3's registered name"},
-       {"disk", "string", "DLQDisk", "the DLQ disk's registered name"}},
+       refers_to({"s3", "string", "S3", "S3's registered name"}),
+       refers_to({"disk", "string", "DLQDisk", "the DLQ disk's registered name"})},
       build_server,
       {{"ingest.short_batch", "CollectLoop flushes a batch before it is full (1 % of events while on)"}}});
   r.push_back(BehaviourInfo{
       "ingest.s3", "an object store: each put takes latency_min plus an exponential (mean `latency`) and fails with "
                    "probability `errors`; degrade modes slow (x spike) and errors (every put fails)",
-      {{"name", "string", "S3", "the name it registers"},
+      {registered_as({"name", "string", "S3", "the name it registers"}),
        {"latency_min", "duration", "20ms", "the least a put takes"},
        {"latency", "duration", "80ms", "the mean time a put takes"},
        {"errors", "ratio", "0", "the chance that a put fails"},
@@ -477,7 +477,7 @@ std::vector<BehaviourInfo> ingest_behaviours() {
       build_s3,
       {{"ingest.s3_slow_reply", "a put takes `spike` times its latency, as degrade slow does, for one put (5 % of puts while on)"}}});
   r.push_back(BehaviourInfo{"ingest.disk", "the DLQ's disk: batches as gzip files up to its capacity; degrade mode full",
-                            {{"name", "string", "DLQDisk", "the name it registers"},
+                            {registered_as({"name", "string", "DLQDisk", "the name it registers"}),
                              {"capacity_mb", "int", "1024", "its size in MB (0: full from the start)"}},
                             build_disk});
   return r;

@@ -165,7 +165,7 @@ BehaviourFactory build_client(Args& a) {
 }
 
 ArgInfo leader_arg() {
-  return {"leader", "string", "kv_leader", "the name the store's leader election registers (leader.coordinator's leader_name)"};
+  return refers_to({"leader", "string", "kv_leader", "the name the store's leader election registers (leader.coordinator's leader_name)"});
 }
 ArgInfo store_arg() { return {"store", "string", "kv", "the store's name: its replicas register STORE@NODE"}; }
 

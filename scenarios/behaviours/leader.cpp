@@ -297,8 +297,8 @@ std::vector<BehaviourInfo> leader_behaviours() {
        {"gc_every", "duration", "1h", "Archive GC's period"},
        {"workspaces", "int", "3", "rows each tick writes"},
        {"work", "duration", "200ms", "each workspace's work before its write (observe_and_update asks its runtime)"},
-       {"db", "string", "Postgres", "the database's registered name"},
-       {"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"},
+       refers_to({"db", "string", "Postgres", "the database's registered name"}),
+       registered_as({"leader_name", "string", "-", "a name the leader registers while it leads, for faults aimed at node_of(NAME)"}),
        {"history", "bool", "false",
         "record each write as an operation (write TABLE/w NODE:TOKEN; ok, fail when refused, info on a timeout): "
         "a lane of them per loop on the timeline"}},

@@ -69,8 +69,8 @@ std::vector<BehaviourInfo> peer_behaviours() {
       "keeps a link to the process registered as `peer` (on any node) and pings it every interval: cross-node "
       "traffic; losing an established link is peer_lost (a crash with crash_on_disconnect), a failed attempt "
       "peer_unreachable (retried)",
-      {{"name", "string", "-", "the name it registers (- : none)"},
-       {"peer", "string", "-", "the registered name it links to (- : none, it only answers pings)"},
+      {registered_as({"name", "string", "-", "the name it registers (- : none)"}),
+       refers_to({"peer", "string", "-", "the registered name it links to (- : none, it only answers pings)"}),
        {"interval", "duration", "500ms", "the time between connection attempts and pings (more than 0)"},
        {"crash_on_disconnect", "bool", "false", "crash with the link's exit reason when an established link is lost"}},
       [](Args& a) -> BehaviourFactory {

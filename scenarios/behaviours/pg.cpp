@@ -1007,7 +1007,7 @@ std::vector<BehaviourInfo> pg_behaviours() {
       "blocking with lock_timeout), tables; a session ends at once on a close or a reset, after TCP keepalive or "
       "retransmission on a partition or a pause, or on its idle timeouts (docs/leader-election.md); degrade modes restart "
       "(pg_ctl restart -m fast) and restart_immediate",
-      {{"name", "string", "Postgres", "the name it registers"},
+      {registered_as({"name", "string", "Postgres", "the name it registers"}),
        {"tcp_keepalives_idle", "duration", "7200s", "silence before the first keepalive probe (Linux's tcp_keepalive_time)"},
        {"tcp_keepalives_interval", "duration", "75s", "between probes (Linux's tcp_keepalive_intvl)"},
        {"tcp_keepalives_count", "int", "9", "unanswered probes before the session ends (Linux's tcp_keepalive_probes)"},

@@ -253,7 +253,7 @@ namespace lic::scenarios {
 namespace {
 
 ArgInfo name_arg(const char* fallback) {
-  return {"name", "string", fallback, "the name it registers (the other stages send to it by name)"};
+  return registered_as({"name", "string", fallback, "the name it registers (the other stages send to it by name)"});
 }
 
 BehaviourFactory build_reader(Args& a) {
@@ -298,18 +298,18 @@ std::vector<BehaviourInfo> pipeline_behaviours() {
                        {"negative", "ratio", "0", "the share of lines with v < 0 (they crash the validator)"},
                        {"unparsable", "ratio", "0", "the share of lines that are garbage (dead-lettered)"},
                        name_arg("Input.Reader"),
-                       {"to", "string", "Input.Parser", "where lines go"}},
+                       refers_to({"to", "string", "Input.Parser", "where lines go"})},
                       build_reader});
   r.push_back(BehaviourInfo{"pipeline.parser",
                       "seed 000's Input.Parser: splits `k,v`, sends events to `to` and unparsable lines to `dead_letter`",
                       {name_arg("Input.Parser"),
-                       {"to", "string", "Input.Validator", "where parsed events go"},
-                       {"dead_letter", "string", "DeadLetter.Sink", "where unparsable lines go"}},
+                       refers_to({"to", "string", "Input.Validator", "where parsed events go"}),
+                       refers_to({"dead_letter", "string", "DeadLetter.Sink", "where unparsable lines go"})},
                       build_parser});
   r.push_back(BehaviourInfo{"pipeline.validator",
                       "seed 000's Input.Validator: crashes on v < 0 (the event is lost: line_lost, why crashed), "
                       "sends the rest to `to`",
-                      {name_arg("Input.Validator"), {"to", "string", "DB.Sink", "where valid events go"}},
+                      {name_arg("Input.Validator"), refers_to({"to", "string", "DB.Sink", "where valid events go"})},
                       build_validator});
   r.push_back(BehaviourInfo{"pipeline.sink",
                       "seed 000's DB.Sink: buffers events in its state (line_buffered) and stores them at a flush "

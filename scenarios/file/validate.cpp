@@ -57,6 +57,7 @@ class Validator {
         error(m, "a fault named '" + name + "' is declared twice: a fault's name names its random stream, and two would draw the same numbers");
     }
     for (const CheckDecl& c : s_.checks) check(c);
+    dangling_names();
     buggify();
     for (const StreamPin& p : s_.streams) stream(p, fault_names);
     for (const std::string& name : s_.expect_fail) {
@@ -81,7 +82,42 @@ class Validator {
     if (b.name.empty()) return;  // reported where it was missing
     used_.insert(b.name);
     registry_.make_behaviour(b, errors_);
-    if (const BehaviourInfo* info = registry_.behaviour(b.name)) path_args(info->args, b.args);
+    const BehaviourInfo* info = registry_.behaviour(b.name);
+    if (info != nullptr) path_args(info->args, b.args);
+    declared_names_ = declared_names_ && info != nullptr && Registry::builtin().behaviour(b.name) != nullptr;
+    if (info != nullptr) names(*info, b);
+  }
+
+  /// The names a behaviour registers and those it sends to (its arguments marked so, as given
+  /// or by default; "-" is none).
+  void names(const BehaviourInfo& info, const BehaviourRef& b) {
+    for (const ArgInfo& a : info.args) {
+      if (!a.registers && !a.refers) continue;
+      std::string value = a.fallback;
+      Mark at = b.mark;
+      bool given = false;
+      for (const auto& [k, v] : b.args)
+        if (k == a.name && !v.is_list) value = v.scalar, at = v.mark, given = true;
+      if (value.empty() || value == "-") continue;
+      if (a.registers) registered_.insert(value);
+      else refs_.push_back({value, at, b.name + "'s `" + a.name + "`" + (given ? "" : " (its default)")});
+    }
+  }
+
+  /// A name sent to that no behaviour of the file registers: nothing would ever answer. Judged only
+  /// when every behaviour is a built-in one, whose registered names are all declared.
+  void dangling_names() {
+    if (!declared_names_) return;
+    const std::vector<std::string> known(registered_.begin(), registered_.end());
+    for (const Ref& r : refs_) {
+      if (registered_.contains(r.name)) continue;
+      const std::string near = closest_name(r.name, known);
+      std::string all;
+      for (const std::string& n : known) all += (all.empty() ? "" : ", ") + n;
+      error(r.mark, r.owner + " names '" + r.name + "', which no process of the file registers" +
+                        (near.empty() ? std::string() : " (did you mean '" + near + "'?)") +
+                        (all.empty() ? std::string("; nothing in the file registers a name") : "; the names registered: " + all));
+    }
   }
 
   /// `buggify:` names points of the behaviours the file runs.
@@ -263,6 +299,9 @@ class Validator {
         sub.tree(*st.child, p);
         for (Diagnostic& d : sub.errors_) errors_.push_back(std::move(d));
         used_.insert(sub.used_.begin(), sub.used_.end());
+        registered_.insert(sub.registered_.begin(), sub.registered_.end());
+        refs_.insert(refs_.end(), sub.refs_.begin(), sub.refs_.end());
+        declared_names_ = declared_names_ && sub.declared_names_;
       }
     }
   }
@@ -333,6 +372,15 @@ class Validator {
 
   const Scenario& s_;
   const Registry& registry_;
+  /// A name one behaviour sends to: the name, where it is written (or the behaviour, by default), whose.
+  struct Ref {
+    std::string name;
+    Mark mark;
+    std::string owner;
+  };
+  std::set<std::string> registered_;
+  std::vector<Ref> refs_;
+  bool declared_names_ = true;  // every behaviour so far is a built-in one
   std::set<std::string> known_nodes_;
   std::map<std::string, PathInfo> paths_;
   std::map<std::string, std::string> dynamic_parents_;  // path -> template id

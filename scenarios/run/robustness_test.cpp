@@ -322,7 +322,7 @@ TEST_CASE("rule: a check with nothing to judge says not judged and does not fail
   // system failed 1 seed in 10,000 for want of a SIGTERM.
   const std::string ingest = "scenario: x\nduration: 2s\nnodes: [ingest]\ntrees:\n  - id: task\n    node: ingest\n"
                              "    supervisor: {strategy: one_for_one}\n    children:\n      - {id: disk, behaviour: ingest.disk}\n"
-                             "      - {id: server, behaviour: ingest.server, args: {rate: 1}}\n";
+                             "      - {id: s3, behaviour: ingest.s3}\n      - {id: server, behaviour: ingest.server, args: {rate: 1}}\n";
   const RunResult r = run(parse_ok(ingest + "checks: [drained, conservation]\n"));
   REQUIRE(r.checks.size() == 2);
   CHECK(r.checks[0].passed);
@@ -338,4 +338,31 @@ TEST_CASE("rule: a check with nothing to judge says not judged and does not fail
   // With a SIGTERM, drained is judged again.
   const RunResult stopped = run(parse_ok(ingest + "script:\n  - {at: 1s, stop_task: ingest, grace: 30s}\nchecks: [drained]\n"));
   CHECK(stopped.checks[0].judged);
+}
+
+TEST_CASE("rule: a name a behaviour sends to that no process of the file registers is refused where it is written", "[robustness]") {
+  const std::string server = R"(scenario: s
+duration: 1s
+tree:
+  root: {strategy: one_for_one}
+  children:
+    - {id: disk, behaviour: ingest.disk}
+    - {id: s3, behaviour: ingest.s3, args: {name: Store}}
+    - {id: server, behaviour: ingest.server, args: {s3: Stor}}
+)";
+  const std::string errors = errors_of(server);
+  CHECK(errors.find("8:57: ingest.server's `s3` names 'Stor', which no process of the file registers (did you mean 'Store'?)") !=
+        std::string::npos);
+  // Named right, it validates; a name `-` (none) is no name.
+  CHECK(errors_of(std::string(server).replace(server.find("Stor}"), 5, "Store}")).empty());
+  // A behaviour of one's own may register names it does not declare: with one in the file, the
+  // rule is not applied (the name may well be registered at run time).
+  Registry own = Registry::with_builtins();
+  own.add(BehaviourInfo{"my.store", "registers whatever it likes", {}, [](Args&) -> BehaviourFactory {
+                          return [](const std::string&) -> std::unique_ptr<Behaviour> { return nullptr; };
+                        }});
+  const std::string with_own = std::string(server).replace(server.find("ingest.s3, args: {name: Store}"), 30, "my.store");
+  const ParseResult p = parse_scenario(with_own, "own.yaml", own);
+  for (const Diagnostic& d : p.errors) UNSCOPED_INFO(format_diagnostic("own.yaml", d));
+  CHECK(p.ok());
 }
