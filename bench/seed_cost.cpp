@@ -48,6 +48,7 @@ Split measure(const scenarios::Scenario& s, std::uint64_t seeds) {
   so.on_loop = [&](bool begins) { (begins ? begun : ended) = Clock::now(); };
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     const auto t0 = Clock::now();
+    begun = ended = t0;  // a run that never reached its loop counts none of it
     (void)scenarios::run_seed(s, seed, so);
     x.seed_s += seconds(Clock::now() - t0);
     x.loop_s += seconds(ended - begun);

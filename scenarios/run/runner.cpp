@@ -112,6 +112,9 @@ RunResult run(const Scenario& s, const RunOptions& opts) {
       if (opts.on_loop) opts.on_loop(false);
       if (!opts.partial_on_budget) throw;
       out.stopped = e.what();
+    } catch (...) {  // a behaviour's or a script's exception: the loop ended all the same
+      if (opts.on_loop) opts.on_loop(false);
+      throw;
     }
     if (opts.on_loop && out.stopped.empty()) opts.on_loop(false);
     out.end = sim.now();

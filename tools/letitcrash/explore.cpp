@@ -83,6 +83,12 @@ std::string file_hash(const scenarios::Scenario& s) {
   return fmt::format("{:016x}", h);
 }
 
+/// Each run's budgets, as a guided sweep's explore.json records them: a shard run again, or
+/// merged, with other budgets is another search.
+Json budgets_json(const scenarios::Budgets& b) {
+  return {{"max_events", b.max_events}, {"max_memory_bytes", b.max_memory_bytes}, {"max_events_at_instant", b.max_events_at_instant}};
+}
+
 /// What an --out folder holds.
 struct OutDir {
   std::string refused;  ///< why it cannot be used; empty: it can
@@ -116,10 +122,20 @@ OutDir check_out_dir(const std::string& dir, const scenarios::Scenario& s, const
   if (a.sweep) {
     const Json& sw = j.contains("sweep") ? j["sweep"] : Json();
     const std::string seeds = fmt::format("{}..{}", a.sweep->seeds.first, a.sweep->seeds.last);
-    if (sw.is_object() && sw.value("seeds", "") == seeds && sw.value("shard", "") == scenarios::to_string(a.sweep->shard) &&
-        sw.value("fixed", false) == a.fixed && j.value("seed", std::uint64_t{0}) == a.seed && j.value("max_runs", std::size_t{0}) == a.runs)
+    const bool readable = sw.is_object() && sw.contains("seeds") && sw["seeds"].is_string() && sw.contains("shard") && sw["shard"].is_string() &&
+                          sw.contains("fixed") && sw["fixed"].is_boolean() && j.contains("seed") && j["seed"].is_number_unsigned() &&
+                          j.contains("max_runs") && j["max_runs"].is_number_unsigned() && j.contains("failures") && j["failures"].is_array() &&
+                          j.contains("runs") && j["runs"].is_number_unsigned();
+    if (!readable)
+      return {fmt::format("{} holds an explore.json this command cannot read back as a guided sweep's: give --fresh to run it again, or "
+                          "another --out", dir),
+              std::nullopt};
+    if (sw["seeds"] == seeds && sw["shard"] == scenarios::to_string(a.sweep->shard) && sw["fixed"] == a.fixed && j["seed"] == a.seed &&
+        j["max_runs"] == a.runs && sw.value("budgets", Json()) == budgets_json(a.budgets))
       return {{}, std::move(j)};
-    return {fmt::format("{} holds another guided sweep or explore of this file ({}): give --fresh to replace it, or another --out", dir,
+    return {fmt::format("{} holds another search of this file ({}; its seeds, shard, fix, budgets or search seed differ from this "
+                        "command's): give --fresh to replace it, or another --out",
+                        dir,
                         sw.is_object() ? fmt::format("seeds {}, shard {}", sw.value("seeds", "?"), sw.value("shard", "?"))
                                        : fmt::format("an explore, seed {}", j.value("seed", std::uint64_t{0}))),
             std::nullopt};
@@ -252,7 +268,8 @@ Json state_json(const ExploreArgs& a, const scenarios::Scenario& s, const Explor
   if (a.sweep)
     j["sweep"] = {{"seeds", fmt::format("{}..{}", a.sweep->seeds.first, a.sweep->seeds.last)},
                   {"shard", scenarios::to_string(a.sweep->shard)},
-                  {"fixed", a.fixed}};
+                  {"fixed", a.fixed},
+                  {"budgets", budgets_json(a.budgets)}};
   j["runs"] = r.runs;
   j["max_runs"] = a.runs;
   j["plain_runs"] = r.plain_runs;
@@ -320,8 +337,8 @@ std::string reproducer_path(const ExploreArgs& a, std::size_t i) {
 /// The checks before anything runs: the budget, the file, its checks, the --out folder. Returns
 /// the scenario, or nothing (every mistake said).
 std::optional<scenarios::Scenario> explorable(const Invocation& cli, const ExploreArgs& a, std::optional<Json>& done) {
-  if (a.runs == 0) {
-    std::fprintf(stderr, "%s\n", a.sweep ? "sweep: the shard holds no seed: nothing to run" : "explore: --runs 0 runs nothing: give 1 or more");
+  if (a.runs == 0 && !a.sweep) {  // a guided sweep's shard with no seed is a search of none: it records that, for merge
+    std::fprintf(stderr, "explore: --runs 0 runs nothing: give 1 or more\n");
     return std::nullopt;
   }
   if (a.max_seconds && !(*a.max_seconds > 0)) {
@@ -364,6 +381,12 @@ std::string write_out(const ExploreArgs& a, const ExploreResult& r, const Json& 
   std::error_code ec;
   for (std::size_t i = r.corpus.size() + 1; std::filesystem::remove(corpus / fmt::format("{:04}.yaml", i), ec); ++i) {
   }
+  // Reproducers of an earlier search in this folder beyond this one's (reproducer.yaml itself when
+  // this one found nothing).
+  const std::size_t written = state.value("failures", Json::array()).size();
+  if (written == 0) std::filesystem::remove(std::filesystem::path(a.out) / "reproducer.yaml", ec);
+  for (std::size_t i = std::max<std::size_t>(written, 1) + 1; std::filesystem::remove(std::filesystem::path(a.out) / fmt::format("reproducer-{}.yaml", i), ec); ++i) {
+  }
   for (const auto& [name, text] : {std::pair<std::string, std::string>{"index.html", explore_page(state, a.file)},
                                    {"explore.json", state.dump(2) + "\n"}}) {
     const std::string error = reports::write_file_atomically(std::filesystem::path(a.out) / name, text);
@@ -403,7 +426,7 @@ namespace {
 
 /// A guided sweep's shard already done in --out: its outcome, as recorded.
 int report_done(const Invocation& cli, const ExploreArgs& a, Json state) {
-  const Json& failures = state["failures"];
+  const Json failures = state.value("failures", Json::array());  // an array (check_out_dir looked)
   if (a.json) {
     state.erase("format");
     fmt::print("{}\n", state.dump(2));
@@ -413,10 +436,14 @@ int report_done(const Invocation& cli, const ExploreArgs& a, Json state) {
              "stands (--fresh runs it again)\n",
              a.out, state.value("runs", std::size_t{0}), state["sweep"].value("seeds", "?"), state["sweep"].value("shard", "?"));
   for (const Json& f : failures) {
-    fmt::print("FAIL at run {}: {}\n  {}\n", f.value("run", std::size_t{0}), scenarios::printable(f.value("identity", "")),
-               scenarios::printable(f.value("detail", "")));
-    if (f.contains("reproducer") && f["reproducer"].is_string())
-      fmt::print("reproduce: {} run {}\n", scenarios::shell_word(cli.program), scenarios::shell_word(f["reproducer"].get<std::string>()));
+    if (!f.is_object()) continue;
+    fmt::print("FAIL at run {}: {}\n  {}\n", f.value("run", Json()).dump(), scenarios::printable(f.value("identity", Json()).dump()),
+               scenarios::printable(f.value("detail", Json()).dump()));
+    if (f.is_object() && f.contains("reproducer") && f["reproducer"].is_string()) {
+      // Beside the folder as given now: the path recorded is relative to where the shard first ran.
+      const std::string here = (std::filesystem::path(a.out) / std::filesystem::path(f["reproducer"].get<std::string>()).filename()).string();
+      fmt::print("reproduce: {} run {}\n", scenarios::shell_word(cli.program), scenarios::shell_word(here));
+    }
   }
   fmt::print("verdict: {}\n", failures.empty() ? "PASS (no failure within the budget)" : "FAIL");
   return failures.empty() ? 0 : 1;
@@ -435,6 +462,12 @@ int explore_command(const Invocation& cli, const ExploreArgs& given) {
   const std::optional<scenarios::Scenario> s = explorable(cli, a, done);
   if (!s) return 2;
   if (done) return report_done(cli, a, std::move(*done));
+  if (!a.out.empty()) {
+    // explore.json goes last, when all is written: an earlier search's (--fresh) must not stand
+    // for this one if it stops on the way.
+    std::error_code ec;
+    std::filesystem::remove(std::filesystem::path(a.out) / "explore.json", ec);
+  }
   scenarios::ExploreOptions o;
   o.seed = a.seed;
   o.runs = a.runs;

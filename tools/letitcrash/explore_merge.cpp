@@ -16,6 +16,7 @@
 #include "reports/atomic_file.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/report.hpp"
+#include "scenarios/search/signature.hpp"
 #include "scenarios/search/sweep.hpp"
 #include "tools/letitcrash/explore.hpp"
 #include "tools/letitcrash/explore_page.hpp"
@@ -54,6 +55,34 @@ std::string schedule_text(const std::string& text) {
   return nl == std::string::npos ? std::string() : text.substr(nl + 1);
 }
 
+/// What in an explore.json is not of the shape a guided sweep writes (a field merge reads with
+/// another type), or empty: merge says so rather than stop on a JSON type error.
+std::string shape_error(const Json& j) {
+  const auto count = [&](const char* k) { return !j.contains(k) || j[k].is_number_unsigned(); };
+  for (const char* k : {"runs", "max_runs", "plain_runs", "coverage", "corpus"})
+    if (!count(k)) return std::string("`") + k + "` is not a count";
+  if (j.contains("cpu_s") && !j["cpu_s"].is_number()) return "`cpu_s` is not a number";
+  if (j.contains("runs_to_first_failure") && !j["runs_to_first_failure"].is_null() && !j["runs_to_first_failure"].is_number_unsigned())
+    return "`runs_to_first_failure` is not a count";
+  for (const char* k : {"slots", "checks", "failures", "corpus_entries"})
+    if (j.contains(k) && !j[k].is_array()) return std::string("`") + k + "` is not a list";
+  for (const Json& slot : j.value("slots", Json::array()))
+    if (!slot.is_number_unsigned() || slot.get<std::uint64_t>() >= scenarios::kSignatureSlots) return "a slot is not one of the map's";
+  for (const char* k : {"checks", "failures", "corpus_entries"})
+    for (const Json& x : j.value(k, Json::array()))
+      if (!x.is_object()) return std::string("an item of `") + k + "` is not an object";
+  for (const Json& c : j.value("checks", Json::array()))
+    if ((c.contains("guided") && !c["guided"].is_boolean()) || (c.contains("best_margin") && !c["best_margin"].is_null() && !c["best_margin"].is_number()))
+      return "a check's `guided` or `best_margin` is of another type";
+  for (const Json& f : j.value("failures", Json::array()))
+    for (const char* k : {"check", "kind", "reproducer"})
+      if (f.contains(k) && !f[k].is_string() && !(std::string_view(k) == "reproducer" && f[k].is_null())) return std::string("a failure's `") + k + "` is not text";
+  for (const Json& e : j.value("corpus_entries", Json::array()))
+    if (!e.contains("file") || !e["file"].is_string() || (e.contains("run") && !e["run"].is_number_unsigned()))
+      return "a corpus entry's `file` or `run` is of another type";
+  return {};
+}
+
 /// Reads and checks the inputs; returns the reason they do not belong together, empty when they do.
 std::string read_inputs(const std::vector<std::string>& paths, std::vector<Input>& inputs) {
   for (const std::string& p : paths) {
@@ -71,6 +100,11 @@ std::string read_inputs(const std::vector<std::string>& paths, std::vector<Input
     const Json& sw = in.state.contains("sweep") ? in.state["sweep"] : Json();
     if (!sw.is_object())
       return fmt::format("{}: an explore, not a shard of `sweep --guided`: merge joins guided sweeps' shards", in.dir.string());
+    if (!sw.contains("seeds") || !sw["seeds"].is_string() || !sw.contains("shard") || !sw["shard"].is_string() ||
+        (sw.contains("fixed") && !sw["fixed"].is_boolean()))
+      return fmt::format("{}: explore.json's `sweep` is not of the shape a guided sweep writes", in.dir.string());
+    if (const std::string e = shape_error(in.state); !e.empty())
+      return fmt::format("{}: explore.json is not of the shape a guided sweep writes: {}", in.dir.string(), e);
     if (const std::string e = scenarios::parse_shard(sw.value("shard", ""), in.shard); !e.empty())
       return fmt::format("{}: its shard '{}': {}", in.dir.string(), sw.value("shard", ""), e);
     inputs.push_back(std::move(in));
@@ -85,6 +119,8 @@ std::string read_inputs(const std::vector<std::string>& paths, std::vector<Input
     for (const std::string& e : {differs("files", a.state.value("file_hash", Json()), b.state.value("file_hash", Json())),
                                  differs("seed ranges", a.state["sweep"].value("seeds", Json()), b.state["sweep"].value("seeds", Json())),
                                  differs("fixes (--fixed)", a.state["sweep"].value("fixed", Json()), b.state["sweep"].value("fixed", Json())),
+                                 differs("runs' budgets (--max-events, --max-memory)", a.state["sweep"].value("budgets", Json()),
+                                         b.state["sweep"].value("budgets", Json())),
                                  differs("shard counts", Json(a.shard.count), Json(b.shard.count))})
       if (!e.empty()) return e;
     if (&a != &b && a.shard.index == b.shard.index)
@@ -139,13 +175,19 @@ class Merger {
     j["scenario"] = first.value("scenario", "");
     j["file_hash"] = first.value("file_hash", "");
     const std::uint64_t count = inputs_.front().shard.count;
+    // The shards not given: how many, and the first kMissingListed of them (a count of shards can
+    // be far more than anyone runs; the inputs are sorted by index).
+    constexpr std::size_t kMissingListed = 100;
     Json merged = Json::array(), missing = Json::array();
-    for (std::uint64_t k = 1, i = 0; k <= count; ++k) {
+    std::size_t i = 0;
+    for (std::uint64_t k = 1; k <= count && (i < inputs_.size() || missing.size() < kMissingListed); ++k) {
       if (i < inputs_.size() && inputs_[i].shard.index == k) merged.push_back(k), ++i;
-      else missing.push_back(k);
+      else if (missing.size() < kMissingListed) missing.push_back(k);
+      else k = inputs_[i].shard.index - 1;  // skip to the next shard given
     }
-    j["sweep"] = {{"seeds", first["sweep"].value("seeds", "")}, {"shard", "merged"},  {"shards", count},
-                  {"merged", merged},                           {"missing", missing}, {"fixed", first["sweep"].value("fixed", false)}};
+    j["sweep"] = {{"seeds", first["sweep"].value("seeds", "")}, {"shard", "merged"},          {"shards", count},
+                  {"merged", merged},                           {"missing", missing},         {"missing_count", count - inputs_.size()},
+                  {"fixed", first["sweep"].value("fixed", false)}, {"budgets", first["sweep"].value("budgets", Json())}};
   }
 
   /// The counts, the slots, the checks' margins and the shard's own row.
@@ -288,6 +330,11 @@ int explore_merge_command(const Invocation& cli, const std::string& out, const s
     return 2;
   }
   const Json& j = m.state;
+  fs::remove(fs::path(out) / "explore.json", ec);  // an earlier merge's must not stand for this one if it stops on the way
+  const std::size_t failures = j["failures"].size();
+  if (failures == 0) fs::remove(fs::path(out) / "reproducer.yaml", ec);
+  for (std::size_t i = std::max<std::size_t>(failures, 1) + 1; fs::remove(fs::path(out) / fmt::format("reproducer-{}.yaml", i), ec); ++i) {
+  }
   // The corpus and reproducers, then the page, then explore.json (last: a folder that has it is whole).
   for (const auto& [name, text] : m.files)
     if (const std::string e = reports::write_file_atomically(fs::path(out) / name, text); !e.empty()) {
@@ -313,7 +360,10 @@ int explore_merge_command(const Invocation& cli, const std::string& out, const s
                rf.is_number() ? fmt::format("first failure at run {}", rf.get<std::size_t>()) : std::string("no failure"));
   }
   if (!sw["missing"].empty())
-    fmt::print("missing shards: {} (run them, then merge again)\n", sw["missing"].dump());
+    fmt::print("missing shards: {}{} (run them, then merge again)\n", sw["missing"].dump(),
+               sw.value("missing_count", std::size_t{0}) > sw["missing"].size()
+                   ? fmt::format(", {} in all", sw.value("missing_count", std::size_t{0}))
+                   : std::string());
   for (const Json& f : j["failures"]) {
     fmt::print("FAIL (shard {}, run {}): {}\n  {}\n", f.value("shard", ""), f.value("run", std::size_t{0}),
                scenarios::printable(f.value("identity", "")), scenarios::printable(f.value("detail", "")));
