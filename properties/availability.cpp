@@ -118,42 +118,65 @@ namespace {
 
 const Atom kRunning("running");
 
-/// The service a service_state event is about ("/root/db"), or "" for any other event.
-std::string service_path(const TraceEvent& e) {
-  if (e.kind != EventKind::system || e.name != supervision::events::kServiceState || e.label.name.empty()) return {};
+/// Whether `e` is a service_state event about the service at `path` (its supervisor's label,
+/// "/", its id), compared in place: checks call this once per event.
+bool is_state_of(const TraceEvent& e, std::string_view path) {
+  if (e.kind != EventKind::system || e.name != supervision::events::kServiceState || e.label.name.empty()) return false;
   const Atom* id = e.field<Atom>(keys::kId);
-  return id == nullptr ? std::string() : std::string(e.label.name.text()) + "/" + std::string(id->text());
+  if (id == nullptr) return false;
+  const std::string_view sup = e.label.name.text();
+  const std::string_view name = id->text();
+  return path.size() == sup.size() + 1 + name.size() && path.substr(0, sup.size()) == sup &&
+         path[sup.size()] == '/' && path.substr(sup.size() + 1) == name;
 }
 
 }  // namespace
 
 bool names_service(const EventLog& events, const std::string& path) {
-  return std::any_of(events.begin(), events.end(), [&](const TraceEvent& e) { return service_path(e) == path; });
+  return std::any_of(events.begin(), events.end(), [&](const TraceEvent& e) { return is_state_of(e, path); });
+}
+
+std::map<Atom, Intervals> service_up_intervals_by_path(const EventLog& events, Time from, Time to) {
+  std::map<Atom, Intervals> by_path;
+  std::map<Atom, std::map<Atom, Time>> running;  // supervisor label -> service id -> running since
+  auto path_of = [](Atom supervisor, Atom id) {
+    return Atom(std::string(supervisor.text()) + "/" + std::string(id.text()));
+  };
+  for (const TraceEvent& e : events) {
+    if (e.label.name.empty()) continue;
+    if (e.kind == EventKind::exit) {
+      // Its supervisor ended, and every service with it.
+      const auto sup = running.find(e.label.name);
+      if (sup == running.end()) continue;
+      for (const auto& [id, since] : sup->second) by_path[path_of(e.label.name, id)].push_back({since, e.time});
+      running.erase(sup);
+      continue;
+    }
+    if (e.kind != EventKind::system || e.name != supervision::events::kServiceState) continue;
+    const Atom* id = e.field<Atom>(keys::kId);
+    const Atom* was = e.field<Atom>(keys::kFrom);
+    const Atom* now = e.field<Atom>(keys::kTo);
+    if (id == nullptr || was == nullptr || now == nullptr) continue;
+    std::map<Atom, Time>& mine = running[e.label.name];
+    auto it = mine.find(*id);
+    if (*was == kRunning && it != mine.end()) {
+      by_path[path_of(e.label.name, *id)].push_back({it->second, e.time});
+      mine.erase(it);
+      it = mine.end();
+    }
+    if (*now == kRunning && it == mine.end()) mine.emplace(*id, e.time);
+  }
+  for (const auto& [sup, ids] : running) {
+    for (const auto& [id, since] : ids) by_path[path_of(sup, id)].push_back({since, to});
+  }
+  for (auto& [path, up] : by_path) up = clip(up, from, to);
+  return by_path;
 }
 
 Intervals service_up_intervals(const EventLog& events, const std::string& path, Time from, Time to) {
-  const std::size_t slash = path.rfind('/');
-  const Atom supervisor(slash == std::string::npos ? std::string() : path.substr(0, slash));
-  Intervals up;
-  std::optional<Time> since;
-  for (const TraceEvent& e : events) {
-    if (since && e.kind == EventKind::exit && e.label.name == supervisor) {
-      up.push_back({*since, e.time});  // its supervisor ended, and every service with it
-      since.reset();
-      continue;
-    }
-    if (service_path(e) != path) continue;
-    const Atom* was = e.field<Atom>(keys::kFrom);
-    const Atom* now = e.field<Atom>(keys::kTo);
-    if (was == nullptr || now == nullptr) continue;
-    if (*was == kRunning && since) {
-      up.push_back({*since, e.time});
-      since.reset();
-    }
-    if (*now == kRunning && !since) since = e.time;
-  }
-  if (since) up.push_back({*since, to});
-  return clip(up, from, to);
+  const std::map<Atom, Intervals> all = service_up_intervals_by_path(events, from, to);
+  const auto it = all.find(Atom(path));
+  return it == all.end() ? clip({}, from, to) : it->second;
 }
 
 namespace {

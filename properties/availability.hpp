@@ -50,6 +50,10 @@ std::map<Atom, Intervals> up_intervals_by_path(const EventLog& events, Time from
 /// supervisor's process ends.
 Intervals service_up_intervals(const EventLog& events, const std::string& path, Time from, Time to);
 
+/// service_up_intervals() of every lifecycle service at once, in one pass: each service that
+/// was ever Running, by its path.
+std::map<Atom, Intervals> service_up_intervals_by_path(const EventLog& events, Time from, Time to);
+
 /// Whether a `service_state` event names `path` (a lifecycle service rather than a process).
 bool names_service(const EventLog& events, const std::string& path);
 

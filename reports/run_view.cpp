@@ -524,6 +524,7 @@ RunView view_of(const RunReport& r) {
   read_trace(r.trace != nullptr ? *r.trace : kNoEvents, v.end, f);
   v.lanes = LaneOrder(r.trees, f).lanes(r.trees);
   const std::map<Atom, properties::Intervals> up = properties::up_intervals_by_path(f.lifelines, Time{0}, v.end);
+  const std::map<Atom, properties::Intervals> services = properties::service_up_intervals_by_path(f.lifelines, Time{0}, v.end);
   for (Lane& l : v.lanes) {
     auto it = f.paths.find(Atom(l.path));
     if (l.node.empty() && !f.nodes.empty()) l.node = f.nodes.front();
@@ -531,7 +532,8 @@ RunView view_of(const RunReport& r) {
     if (it == f.paths.end()) continue;
     PathFacts& d = it->second;
     if (d.service || (l.shape != nullptr && l.shape->kind == "service")) {
-      l.up = properties::service_up_intervals(f.lifelines, l.path, Time{0}, v.end);
+      const auto found = services.find(Atom(l.path));
+      if (found != services.end()) l.up = found->second;
     } else if (d.supervised) {
       const auto found = up.find(Atom(l.path));
       if (found != up.end()) l.up = found->second;

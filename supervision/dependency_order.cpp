@@ -8,21 +8,44 @@ DependencyOrder order_by_dependencies(const std::vector<std::vector<std::size_t>
   const std::size_t n = depends_on.size();
   DependencyOrder out;
   std::vector<int> level(n, -1);
-  std::size_t placed = 0;
-  // Level by level: a service goes in the first level after all it depends on.
-  for (int l = 0; placed < n; ++l) {
-    std::vector<std::size_t> this_level;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (level[i] != -1) continue;
-      const bool ready = std::all_of(depends_on[i].begin(), depends_on[i].end(), [&](std::size_t d) {
-        return d < n && level[d] != -1 && level[d] < l;
-      });
-      if (ready) this_level.push_back(i);
+  // A service goes in the first level after all it depends on: 1 + the highest level among its
+  // dependencies. Kahn's order visits each dependency edge once, so a chain of n services costs
+  // O(n), not O(n) per level. A dependency on no service (a bad index) is never satisfied.
+  std::vector<std::size_t> unmet(n, 0);
+  std::vector<std::vector<std::size_t>> dependents(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t d : depends_on[i]) {
+      ++unmet[i];
+      if (d < n) dependents[d].push_back(i);
     }
-    if (this_level.empty()) break;  // the rest wait on each other: a cycle (or a bad index)
-    for (std::size_t i : this_level) level[i] = l;
-    placed += this_level.size();
-    out.levels.push_back(std::move(this_level));
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (unmet[i] == 0) {
+      level[i] = 0;
+      ready.push_back(i);
+    }
+  }
+  std::size_t placed = 0;
+  int levels = 0;
+  while (!ready.empty()) {
+    const std::size_t v = ready.back();
+    ready.pop_back();
+    ++placed;
+    levels = std::max(levels, level[v] + 1);
+    for (std::size_t w : dependents[v]) {
+      level[w] = std::max(level[w], level[v] + 1);
+      if (--unmet[w] == 0) ready.push_back(w);
+    }
+  }
+  // Within a level, declaration order.
+  out.levels.resize(static_cast<std::size_t>(levels));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (unmet[i] == 0) {
+      out.levels[static_cast<std::size_t>(level[i])].push_back(i);
+    } else {
+      level[i] = -1;  // waits on a cycle or a bad index
+    }
   }
   if (placed == n) return out;
   // Walk unplaced services along unplaced dependencies until one repeats: that is a cycle.

@@ -36,6 +36,9 @@ const Atom kManagement("management");
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
+/// Starting or Stopping: terminate waits for these to resolve.
+bool in_flux(ServiceState s) { return s == ServiceState::starting || s == ServiceState::stopping; }
+
 bool active(ServiceState s) {
   return s == ServiceState::starting || s == ServiceState::running || s == ServiceState::stopping;
 }
@@ -146,6 +149,59 @@ LifecycleSupervisor::LifecycleSupervisor(LifecycleSpec spec) : plan_(plan_lifecy
     services_.push_back(Service{std::move(s), ServiceState::inactive, {}, 0, backoff, Rng{}, false,
                                 Retry::none, false, 0, {}});
   }
+  if (plan_.ok()) {
+    rank_.assign(services_.size(), 0);
+    for (const auto& level : plan_.order.levels) {
+      for (std::size_t i : level) {
+        rank_[i] = at_rank_.size();
+        at_rank_.push_back(i);
+      }
+    }
+  }
+}
+
+void LifecycleSupervisor::Pass::mark(std::size_t key) {
+  if (running && key <= cursor) {
+    later.insert(key);  // the pass is past it: the next reconcile looks
+  } else {
+    todo.insert(key);
+  }
+}
+
+bool LifecycleSupervisor::Pass::next(std::size_t& key) {
+  running = true;
+  if (todo.empty()) return false;
+  key = *todo.begin();
+  todo.erase(todo.begin());
+  cursor = key;
+  return true;
+}
+
+void LifecycleSupervisor::Pass::finish() {
+  running = false;
+  todo.merge(later);
+  later.clear();
+}
+
+void LifecycleSupervisor::touched(std::size_t i) {
+  if (i >= rank_.size()) return;  // a spec that cannot run never reconciles
+  stops_.mark(services_.size() - 1 - rank_[i]);
+  starts_.mark(rank_[i]);
+}
+
+void LifecycleSupervisor::state_changed(std::size_t i) {
+  if (i >= rank_.size()) return;
+  touched(i);
+  // A start waits for its dependencies to be Running; a stop for its dependents to be inactive.
+  for (std::size_t d : plan_.dependents[i]) starts_.mark(rank_[d]);
+  for (std::size_t d : plan_.depends_on[i]) stops_.mark(services_.size() - 1 - rank_[d]);
+}
+
+void LifecycleSupervisor::set_pid(std::size_t i, Pid pid) {
+  Service& s = services_[i];
+  if (s.pid) by_pid_.erase(s.pid);
+  s.pid = pid;
+  if (pid) by_pid_[pid] = i;
 }
 
 std::vector<ServiceInfo> LifecycleSupervisor::services() const {
@@ -174,6 +230,7 @@ InitResult LifecycleSupervisor::init(Context& ctx) {
     // Per service, derived by name: one service's retries never shift another's jitter.
     s.rng = ctx.rng().derive(s.spec.name);
     s.want_up = s.spec.auto_start;
+    touched(static_cast<std::size_t>(&s - services_.data()));
     // The seed's [*] -> Inactive: registered, not started.
     ctx.emit(events::kServiceState, {{keys::kId, Atom(s.spec.name)}, {keys::kFrom, Atom("none")},
                              {keys::kTo, Atom(to_string(ServiceState::inactive))},
@@ -195,9 +252,12 @@ void LifecycleSupervisor::transition(Context& ctx, std::size_t i, ServiceState t
   if (reason != nullptr) fields.push_back({keys::kReason, Atom(to_string(*reason))});
   disarm(ctx, i);
   ++s.epoch;
+  busy_ -= in_flux(s.state) ? 1 : 0;
+  busy_ += in_flux(to) ? 1 : 0;
   s.state = to;
   s.waiting_reported = false;
-  if (!active(to)) s.pid = Pid{};
+  if (!active(to)) set_pid(i, Pid{});
+  state_changed(i);
   ctx.emit(events::kServiceState, std::move(fields));
 }
 
@@ -208,6 +268,7 @@ void LifecycleSupervisor::renew(Context& ctx, std::size_t i) {
   s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
   s.state = ServiceState::inactive;
   ++s.epoch;
+  state_changed(i);
   ctx.emit(events::kServiceState, {{keys::kId, Atom(s.spec.name)}, {keys::kFrom, Atom("none")},
                            {keys::kTo, Atom(to_string(ServiceState::inactive))},
                            {keys::kStart, static_cast<std::int64_t>(s.starts)},
@@ -234,11 +295,11 @@ void LifecycleSupervisor::begin_start(Context& ctx, std::size_t i) {
   o.label = Label{Atom(std::string(ctx.label().name.text()) + "/" + s.spec.name), s.starts};
   if (s.spec.start.behaviour) {
     o.ack_init = true;  // Starting until init acknowledges: the ack arrives as a message
-    s.pid = ctx.spawn(s.spec.start.behaviour(), o);
+    set_pid(i, ctx.spawn(s.spec.start.behaviour(), o));
     transition(ctx, i, ServiceState::starting, nullptr);
     arm(ctx, i, s.spec.start_timeout, kStartTimeout);
   } else {
-    s.pid = ctx.spawn(s.spec.start.body, o);  // a free-form process has no init to wait for
+    set_pid(i, ctx.spawn(s.spec.start.body, o));  // a free-form process has no init to wait for
     transition(ctx, i, ServiceState::starting, nullptr);
     transition(ctx, i, ServiceState::running, nullptr);
     s.backoff.started(ctx.now());
@@ -275,6 +336,7 @@ void LifecycleSupervisor::fail(Context& ctx, std::size_t i, const Reason& reason
   const std::int64_t attempt = s.backoff.attempts();
   if (delay) {
     s.retry = Retry::pending;
+    touched(i);
     arm(ctx, i, *delay, kRetryTimer);
     ctx.emit(kServiceRetry, {{keys::kId, Atom(s.spec.name)}, {keys::kAttempt, attempt}, {keys::kDelay, *delay}});
   } else if (gave_up != nullptr) {
@@ -306,39 +368,41 @@ bool LifecycleSupervisor::dependents_active(std::size_t i) const {
 // their dependencies are ready together, and a slow or failing service holds back only what
 // depends on it, not the whole next level.
 void LifecycleSupervisor::reconcile(Context& ctx) {
-  const auto& levels = plan_.order.levels;
-  for (auto l = levels.rbegin(); l != levels.rend(); ++l) {
-    for (auto it = l->rbegin(); it != l->rend(); ++it) {
-      const std::size_t i = *it;
-      Service& s = services_[i];
-      if (s.want_up) continue;
-      if (s.state == ServiceState::running && !dependents_active(i)) {
-        begin_stop(ctx, i);
-      } else if (s.state == ServiceState::failed && s.retry != Retry::none) {
-        // Failed -> Stopped is no transition of the seed's: it stays Failed, without a retry.
-        disarm(ctx, i);
-        s.retry = Retry::none;
-        ctx.emit(kRetryCancelled, {{keys::kId, Atom(s.spec.name)}});
-      }
-      // Starting: its start resolves first (Running, then stopped here; or Failed, no retry).
-    }
+  std::size_t key = 0;
+  while (stops_.next(key)) stop_step(ctx, at_rank_[services_.size() - 1 - key]);
+  stops_.finish();
+  while (starts_.next(key)) start_step(ctx, at_rank_[key]);
+  starts_.finish();
+}
+
+void LifecycleSupervisor::stop_step(Context& ctx, std::size_t i) {
+  Service& s = services_[i];
+  if (s.want_up) return;
+  if (s.state == ServiceState::running && !dependents_active(i)) {
+    begin_stop(ctx, i);
+  } else if (s.state == ServiceState::failed && s.retry != Retry::none) {
+    // Failed -> Stopped is no transition of the seed's: it stays Failed, without a retry.
+    disarm(ctx, i);
+    s.retry = Retry::none;
+    touched(i);
+    ctx.emit(kRetryCancelled, {{keys::kId, Atom(s.spec.name)}});
   }
-  for (const auto& level : levels) {
-    for (std::size_t i : level) {
-      Service& s = services_[i];
-      if (!s.want_up) continue;
-      if (s.state == ServiceState::stopped) renew(ctx, i);
-      const bool ready = s.state == ServiceState::inactive ||
-                         (s.state == ServiceState::failed && s.retry == Retry::due);
-      if (!ready) continue;
-      std::size_t missing = kNone;
-      if (dependencies_running(i, missing)) {
-        begin_start(ctx, i);
-      } else if (!s.waiting_reported) {
-        s.waiting_reported = true;
-        ctx.emit(kServiceWaiting, {{keys::kId, Atom(s.spec.name)}, {keys::kOn, Atom(services_[missing].spec.name)}});
-      }
-    }
+  // Starting: its start resolves first (Running, then stopped here; or Failed, no retry).
+}
+
+void LifecycleSupervisor::start_step(Context& ctx, std::size_t i) {
+  Service& s = services_[i];
+  if (!s.want_up) return;
+  if (s.state == ServiceState::stopped) renew(ctx, i);
+  const bool ready = s.state == ServiceState::inactive ||
+                     (s.state == ServiceState::failed && s.retry == Retry::due);
+  if (!ready) return;
+  std::size_t missing = kNone;
+  if (dependencies_running(i, missing)) {
+    begin_start(ctx, i);
+  } else if (!s.waiting_reported) {
+    s.waiting_reported = true;
+    ctx.emit(kServiceWaiting, {{keys::kId, Atom(s.spec.name)}, {keys::kOn, Atom(services_[missing].spec.name)}});
   }
 }
 
@@ -356,10 +420,8 @@ std::size_t LifecycleSupervisor::find(const std::string& name) const {
 std::size_t LifecycleSupervisor::find(Pid pid) const {
   // Only a current process matches: an EXIT or ack from a process already given up on (killed
   // at its start timeout, or ended after a failed init) finds nothing.
-  for (std::size_t i = 0; i < services_.size(); ++i) {
-    if (services_[i].pid && services_[i].pid == pid) return i;
-  }
-  return kNone;
+  const auto it = by_pid_.find(pid);
+  return it == by_pid_.end() ? kNone : it->second;
 }
 
 void LifecycleSupervisor::dispatch(Context& ctx, const Message& m) {
@@ -402,6 +464,7 @@ void LifecycleSupervisor::dispatch(Context& ctx, const Message& m) {
       kill(ctx, i, Atom("stop_timeout"));  // Stopping ends with its EXIT (killed)
     } else if (m.tag == kRetryTimer && s.state == ServiceState::failed && s.retry == Retry::pending) {
       s.retry = Retry::due;  // starts in reconcile, once its dependencies are Running
+      touched(i);
     }
   } else {
     return;
@@ -421,15 +484,12 @@ void LifecycleSupervisor::handle_info(Context& ctx, const Message& m) {
 void LifecycleSupervisor::terminate(Context& ctx, const Reason&) {
   // The ordered stop, blocking: the supervisor ends only when every service has. Calls wait in
   // the mailbox; their callers see the supervisor's DOWN.
-  for (Service& s : services_) s.want_up = false;
+  for (std::size_t i = 0; i < services_.size(); ++i) {
+    services_[i].want_up = false;
+    touched(i);
+  }
   reconcile(ctx);
-  auto busy = [this] {
-    for (const Service& s : services_) {
-      if (s.state == ServiceState::starting || s.state == ServiceState::stopping) return true;
-    }
-    return false;
-  };
-  while (busy()) {
+  while (busy_ != 0) {
     MessagePtr m = ctx.receive([](const Message& x) {
       return x.kind == MsgKind::exit ||
              (x.kind == MsgKind::plain && (x.tag == kInitAck || x.tag == kStartTimeout ||
@@ -467,6 +527,7 @@ ServiceReply LifecycleSupervisor::manage(Context& ctx, const Message& m) {
     for (std::size_t j : closure(plan_.depends_on, i)) {
       Service& s = services_[j];
       s.want_up = true;
+      touched(j);
       if (s.state == ServiceState::failed) {
         disarm(ctx, j);
         s.backoff = Backoff(s.spec.restart, s.spec.stable_threshold);
@@ -474,7 +535,10 @@ ServiceReply LifecycleSupervisor::manage(Context& ctx, const Message& m) {
       }
     }
   } else {
-    for (std::size_t j : closure(plan_.dependents, i)) services_[j].want_up = false;
+    for (std::size_t j : closure(plan_.dependents, i)) {
+      services_[j].want_up = false;
+      touched(j);
+    }
   }
   reconcile(ctx);
   r.ok = true;

@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,7 +131,27 @@ class LifecycleSupervisor final : public Behaviour {
     Ref timer;                 // the one armed timer: start timeout, stop timeout or retry
   };
 
+  /// The services one pass of reconcile() has still to look at, by their place in its order. A
+  /// service is looked at again only after something it reads changed (its own state, target
+  /// or retry; a dependency's or dependent's state), so an event costs what it touches, not
+  /// one look at every service. One marked at or before the pass's cursor waits for the next
+  /// reconcile, as the full scan this replaced would have left it.
+  struct Pass {
+    std::set<std::size_t> todo;
+    std::set<std::size_t> later;
+    bool running = false;
+    std::size_t cursor = 0;
+    void mark(std::size_t key);
+    bool next(std::size_t& key);
+    void finish();
+  };
+
   void reconcile(Context& ctx);
+  void stop_step(Context& ctx, std::size_t i);
+  void start_step(Context& ctx, std::size_t i);
+  void touched(std::size_t i);        // i's want_up or retry changed: look at i again
+  void state_changed(std::size_t i);  // and its dependents' starts and dependencies' stops
+  void set_pid(std::size_t i, Pid pid);
   void dispatch(Context& ctx, const Message& m);
   void begin_start(Context& ctx, std::size_t i);
   void begin_stop(Context& ctx, std::size_t i);
@@ -147,6 +169,12 @@ class LifecycleSupervisor final : public Behaviour {
 
   std::vector<Service> services_;  // declaration order
   LifecyclePlan plan_;
+  std::vector<std::size_t> rank_;  // place in the start order: levels in order, each in declaration order
+  std::vector<std::size_t> at_rank_;
+  Pass stops_;                     // keys: services_.size() - 1 - rank (the start order reversed)
+  Pass starts_;                    // keys: rank
+  std::map<Pid, std::size_t> by_pid_;  // each Starting, Running or Stopping service's process
+  std::size_t busy_ = 0;               // services Starting or Stopping
 };
 
 /// One lifecycle supervisor in a snapshot.
