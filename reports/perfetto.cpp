@@ -168,12 +168,41 @@ class PerfettoWriter {
     const int pid = pid_of(l.node);
     add(metadata("thread_name", pid, tid, {{"name", l.path}}));
     add(metadata("thread_sort_index", pid, tid, {{"sort_index", tid}}));
-    for (const properties::Interval& i : l.up)
-      add(complete("up", "up", pid, tid, i.from, i.to, {{"path", l.path}}));
-    for (const Mark& m : l.marks) {
-      add(instant(to_string(m.kind), to_string(m.kind), "t", pid, tid, m.at,
-                  {{"path", l.path}, {"detail", m.detail}}));
-    }
+    for (const properties::Interval& i : l.up) up_event(l.path, pid, tid, i);
+    for (const Mark& m : l.marks) mark_event(m, l.path, pid, tid);
+  }
+
+  /// A lane's up interval written straight into the output, byte for byte what add() would
+  /// write for complete("up", "up", pid, tid, from, to, {{"path", path}}): a child restarted a
+  /// million times has a million of them.
+  void up_event(std::string_view path, int pid, std::int64_t tid, const properties::Interval& i) {
+    separate();
+    out_ += R"({"name":"up","cat":"up","ph":"X","ts":)";
+    append_number(micros(i.from));
+    out_ += ",\"dur\":";
+    append_number(micros(i.to - i.from));
+    fmt::format_to(std::back_inserter(out_), R"(,"pid":{},"tid":{},"args":{{"path":)", pid, tid);
+    append_string(path);
+    out_ += "}}";
+  }
+
+  /// A lane's mark, likewise: instant(kind, kind, "t", pid, tid, at, {{"path"}, {"detail"}}).
+  void mark_event(const Mark& m, std::string_view path, int pid, std::int64_t tid) {
+    const std::string_view kind = to_string(m.kind);
+    separate();
+    out_ += R"({"name":)";
+    append_string(kind);
+    out_ += R"(,"cat":)";
+    append_string(kind);
+    out_ += R"(,"ph":"i","s":"t","ts":)";
+    append_number(micros(m.at));
+    if (pid != 0) fmt::format_to(std::back_inserter(out_), R"(,"pid":{})", pid);
+    if (tid != 0) fmt::format_to(std::back_inserter(out_), R"(,"tid":{})", tid);
+    out_ += R"(,"args":{"path":)";
+    append_string(path);
+    out_ += R"(,"detail":)";
+    append_string(m.detail);
+    out_ += "}}";
   }
 
   /// A thread of the "network" process, named `name`.

@@ -229,7 +229,7 @@ TEST_CASE("depends_on: every service is one level above its highest dependency -
 
 TEST_CASE("depends_on: a chain of 100,000 services - one level each, the last alone at the top", "[supervision][cores]") {
   // The level-by-level scan this replaced cost n passes over n services (10^10 steps here); the
-  // time is the benchmark's to measure (bench --only lifecycle), this pins the order.
+  // time is the benchmark's to measure (bench --only tree: out_10k_lifecycle_chain_s), this pins the order.
   std::vector<std::vector<std::size_t>> deps(100000);
   for (std::size_t i = 1; i < deps.size(); ++i) deps[i] = {i - 1};
   const DependencyOrder o = order_by_dependencies(deps);
