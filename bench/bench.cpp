@@ -192,7 +192,7 @@ void run_pipeline(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   const double virtual_s = o.quick ? 600 : 86400;
   const std::string base = o.quick ? "pipeline_10m_" : "pipeline_";
   const std::filesystem::path out = dir.path() / "pipeline-out";
-  const CommandResult with = run_command({self_exe(o), "run", file, "--until", until, "--out", out.string()});
+  const CommandResult with = run_command({self_exe(o), "run", file, "--until", until, "--out", out.string(), "--max-events", "0"});
   if (ran(with, base + "reports_x_realtime", f)) {
     f.add(base + "reports_x_realtime", virtual_s / with.wall_s, "x");
     f.add(base + "reports_x_cpu_time", virtual_s / with.cpu_s, "x");  // steadier on a busy machine
@@ -203,7 +203,7 @@ void run_pipeline(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   }
   std::error_code ec;
   std::filesystem::remove_all(out, ec);
-  const CommandResult without = run_command({self_exe(o), "run", file, "--until", until});
+  const CommandResult without = run_command({self_exe(o), "run", file, "--until", until, "--max-events", "0"});
   if (ran(without, base + "x_realtime", f)) {
     f.add(base + "x_realtime", virtual_s / without.wall_s, "x");
     f.add(base + "x_cpu_time", virtual_s / without.cpu_s, "x");
@@ -237,7 +237,8 @@ void run_sweep(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   }
 }
 
-/// A root with 10,000 idle workers (quick: 1,000), run with every report and without.
+/// A root with 10,000 idle workers (quick: 1,000), run with every report and without; and a
+/// lifecycle chain of as many services, with every report.
 void run_tree(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   const std::size_t n = o.quick ? 1000 : 10'000;
   const std::string size = o.quick ? "1k" : "10k";
@@ -247,6 +248,12 @@ void run_tree(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   if (ran(with, "out_" + size + "_children_s", f)) f.add("out_" + size + "_children_s", with.wall_s, "s");
   const CommandResult without = run_command({self_exe(o), "run", file});
   if (ran(without, "run_" + size + "_children_s", f)) f.add("run_" + size + "_children_s", without.wall_s, "s");
+  // A chain of depends_on as deep as the tree is wide: linear, where a scan of every service at
+  // every event made 20,000 cost a minute with the reports.
+  const std::string chain = dir.write("chain.yaml", lifecycle_chain_scenario(n)).string();
+  const std::string name = "out_" + size + "_lifecycle_chain_s";
+  const CommandResult stopped = run_command({self_exe(o), "run", chain, "--out", (dir.path() / "chain-out").string()});
+  if (ran(stopped, name, f)) f.add(name, stopped.wall_s, "s");
 }
 
 /// Shards of `seeds` seeds (the base sweep's lines again under new seed numbers), written as 16

@@ -119,6 +119,20 @@ std::string wide_tree_scenario(std::size_t children) {
   return s;
 }
 
+std::string lifecycle_chain_scenario(std::size_t services) {
+  std::string s =
+      "scenario: bench_lifecycle_chain\n"
+      "description: letitcrash bench's depends_on chain, each service waiting on the one before\n"
+      "seed: 1\nduration: 1s\ntrees:\n  - id: app\n    lifecycle:\n      services:\n";
+  for (std::size_t i = 0; i < services; ++i) {
+    s += "        - {name: s" + std::to_string(i) + ", behaviour: idle, auto_start: true";
+    if (i != 0) s += ", depends_on: [s" + std::to_string(i - 1) + "]";
+    s += "}\n";
+  }
+  s += "script:\n  - {at: 500ms, stop: /app}\n";
+  return s;
+}
+
 ScratchFolder::ScratchFolder() {
   path_ = std::filesystem::temp_directory_path() / ("letitcrash-bench." + std::to_string(::getpid()));
   std::error_code ec;

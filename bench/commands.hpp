@@ -32,6 +32,10 @@ extern const char* const kSmallScenario;
 /// A root supervisor with `children` idle workers, run for one virtual second.
 std::string wide_tree_scenario(std::size_t children);
 
+/// A lifecycle supervisor with `services` services in one depends_on chain, each started after
+/// the one before and stopped before it (the ordered stop at 500 ms): one level per service.
+std::string lifecycle_chain_scenario(std::size_t services);
+
 /// A fresh folder for one bench invocation's files, removed when it goes.
 class ScratchFolder {
  public:

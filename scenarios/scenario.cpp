@@ -192,13 +192,40 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// The closest of `names` to `wrong` (a typo of at most a third of its letters, at least 2),
-/// or one that ends in "." + wrong (`reader` for pipeline.reader); "" when none is close.
+std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
+  // Only cells within `limit` of the diagonal can hold a distance up to `limit` (Ukkonen): the
+  // rest count as limit + 1, and so does any row whose every cell is past it.
+  const std::size_t over = limit + 1;
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return over;
+  std::vector<std::size_t> row(b.size() + 1, over);
+  for (std::size_t j = 0; j <= std::min(b.size(), limit); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    const std::size_t from = i > limit ? i - limit : 1;
+    const std::size_t to = std::min(b.size(), i + limit);
+    std::size_t diagonal = row[from - 1];
+    row[from - 1] = from == 1 && i <= limit ? i : over;
+    std::size_t least = row[from - 1];
+    for (std::size_t j = from; j <= to; ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({std::min(up, over) + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1), over});
+      least = std::min(least, row[j]);
+      diagonal = up;
+    }
+    if (to < b.size()) row[to + 1] = over;
+    if (least >= over) return over;
+  }
+  return std::min(row[b.size()], over);
+}
+
+/// The closest of `names` to `wrong` (a typo of at most a third of its letters, at least 2 and
+/// at most 8), or one that ends in "." + wrong (`reader` for pipeline.reader); "" when none is
+/// close. The bound keeps it cheap on long names: a tree 246 levels deep has paths of 1,000
+/// letters, and the shrinker validates thousands of candidates whose paths are gone.
 std::string closest_name(std::string_view wrong, const std::vector<std::string>& names) {
   std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, wrong.size() / 3) + 1;
+  std::size_t best_distance = std::clamp<std::size_t>(wrong.size() / 3, 2, 8) + 1;
   for (const std::string& n : names) {
-    const std::size_t d = edit_distance(wrong, n);
+    const std::size_t d = edit_distance(wrong, n, best_distance - 1);
     if (d < best_distance) best = n, best_distance = d;
   }
   if (!best.empty()) return best;

@@ -229,6 +229,8 @@ bool parse_factor(const std::string& text, Ratio& out);
 std::string format_factor(Ratio r);
 /// Levenshtein distance between two words.
 std::size_t edit_distance(std::string_view a, std::string_view b);
+/// The same when it is at most `limit`, else limit + 1, in O(min(|a|, |b|) * limit).
+std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit);
 /// For "did you mean": the closest of `names` to `wrong` (a typo of at most a third of its
 /// letters, at least 2), or a dotted name ending in it (`reader` -> `pipeline.reader`); "" if none.
 std::string closest_name(std::string_view wrong, const std::vector<std::string>& names);

@@ -222,6 +222,8 @@ Atom Context::node_of(Pid p) const {
 CallResult Context::call(Atom name, Atom tag, Payload payload, Duration timeout) {
   const Pid to = whereis(name);
   if (!to) {
+    kernel(*sim_).check(self_);
+    emit(process_events::kCallNoproc, {{keys::kName, name}, {keys::kTag, tag}});
     CallResult r;
     r.status = CallResult::Status::down;
     r.reason = Reason::noproc();

@@ -61,7 +61,13 @@ class EventQueue {
   /// Schedules `item` at `t` (never before the last popped time); returns its id.
   std::uint64_t push(Time t, const Item& item);
   /// Marks an event as cancelled; it is dropped when it comes up.
-  void cancel(std::uint64_t id) { cancelled_.insert(id); }
+  void cancel(std::uint64_t id) {
+    cancelled_.insert(id);
+    ++cancels_;
+  }
+  /// How many cancel() calls so far: work a run did that no event shows (the event budget
+  /// counts it, so timers set and cancelled at every step cannot run for ever unseen).
+  std::uint64_t cancels() const { return cancels_; }
   /// The next live event, or false when none is left.
   bool pop(Entry& out) { return pop_until(Time::max(), out); }
   /// The next live event if it is due at or before `deadline`; false otherwise (nothing moves).
@@ -141,6 +147,7 @@ class EventQueue {
   std::vector<Entry> now_q_;              // fifo: a queue from now_head_; random: a min-heap
   std::size_t now_head_ = 0;
   std::set<std::uint64_t> cancelled_;
+  std::uint64_t cancels_ = 0;
 };
 
 }  // namespace lic

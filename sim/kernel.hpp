@@ -259,6 +259,15 @@ struct Simulation::Impl {
   bool budgets_on = false;  // any SimOptions budget set: the loop calls over_budget
   /// An exception when the event about to run at `t` goes over a budget (SimOptions).
   std::exception_ptr over_budget(Time t);
+  /// The memory budget's part of over_budget (also checked between kernel events).
+  std::exception_ptr over_memory(const std::function<std::string()>& where);
+  // Trace events recorded since the last kernel event ran: a process looping in its own code
+  // records without end and runs no event. Checked every kTraceCheckEvery of them (Trace's
+  // checkpoint), against the livelock and memory budgets.
+  static constexpr std::uint64_t kTraceCheckEvery = 4096;
+  std::uint64_t trace_at_pop = 0;
+  static void trace_checkpoint(void* impl);
+  void between_events();
   std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)
 
   explicit Impl(Simulation& s);

@@ -35,6 +35,10 @@ Simulation::Impl::Impl(Simulation& s)
     : sim(s), queue(s.opts_.tie_break, s.stream_root(s.opts_.tie_break == TieBreak::fifo ? "" : "tie-break").derive("tie_break")) {
   node_of(s.opts_.default_node);  // node 0
   budgets_on = s.opts_.max_events != 0 || s.opts_.max_trace_bytes != 0 || s.opts_.max_events_at_instant != 0;
+  if (budgets_on && (s.opts_.max_trace_bytes != 0 || s.opts_.max_events_at_instant != 0)) {
+    s.trace_.on_checkpoint(&Impl::trace_checkpoint, this);
+    s.trace_.set_checkpoint(kTraceCheckEvery);
+  }
 }
 
 Simulation::Impl::~Impl() {
@@ -104,6 +108,8 @@ void Simulation::Impl::loop() {
           recent[recent_next % recent.size()] = Pid{e.item.a};
           ++recent_next;
         }
+        trace_at_pop = sim.trace_.count();
+        sim.trace_.set_checkpoint(trace_at_pop + kTraceCheckEvery);
       }
       sim.now_ = e.time;
       ++sim.events_;
@@ -121,18 +127,15 @@ std::exception_ptr Simulation::Impl::over_budget(Time t) {
   at_instant = t == instant ? at_instant + 1 : 1;
   instant = t;
   const auto where = [&] { return fmt::format("at t={}, event {}", format_time(sim.now_), sim.events_); };
-  if (o.max_events != 0 && sim.events_ >= o.max_events)
-    return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: {} events (--max-events) {}", o.max_events, where())));
-  if (o.max_trace_bytes != 0 && sim.events_ % 4096 == 0) {
-    const std::size_t kept = sim.trace_.events().size() * sizeof(TraceEvent);
-    if (kept > o.max_trace_bytes)
-      return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
-                                                                sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));
-    // A run that streams its events instead of keeping them: what its sinks gather counts.
-    if (const std::size_t held = sim.trace_.sink_bytes(); kept + held > o.max_trace_bytes)
-      return std::make_exception_ptr(BudgetExceeded(fmt::format(
-          "budget exceeded: what the run gathers from its events for its checks and reports holds {} MiB, over {} MiB (--max-memory) {}",
-          (kept + held) >> 20, o.max_trace_bytes >> 20, where())));
+  // A timer cancelled before it fires is work no event shows (a fault re-armed at every restart
+  // of its target cancels and sets one): it counts as an event here.
+  const std::uint64_t cancels = queue.cancels();
+  if (o.max_events != 0 && sim.events_ + cancels >= o.max_events)
+    return std::make_exception_ptr(BudgetExceeded(fmt::format(
+        "budget exceeded: {} events (--max-events) {}{}", o.max_events, where(),
+        cancels == 0 ? std::string() : fmt::format(" (and {} timers cancelled before they fired)", cancels))));
+  if (sim.events_ % 4096 == 0) {
+    if (std::exception_ptr over = over_memory(where)) return over;
   }
   if (o.max_events_at_instant == 0 || at_instant <= o.max_events_at_instant) return nullptr;
   std::string who;
@@ -145,6 +148,54 @@ std::exception_ptr Simulation::Impl::over_budget(Time t) {
   return std::make_exception_ptr(BudgetExceeded(fmt::format(
       "livelock: {} events at t={} without virtual time passing (the last to run: {}); a retry or a message loop with no delay",
       at_instant - 1, format_time(t), who.empty() ? std::string("no process: timers and callbacks") : who)));
+}
+
+std::exception_ptr Simulation::Impl::over_memory(const std::function<std::string()>& where) {
+  const SimOptions& o = sim.opts_;
+  if (o.max_trace_bytes == 0) return nullptr;
+  const std::size_t kept = sim.trace_.events().size() * sizeof(TraceEvent);
+  if (kept > o.max_trace_bytes)
+    return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
+                                                              sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));
+  // A run that streams its events instead of keeping them: what its sinks gather counts.
+  if (const std::size_t held = sim.trace_.sink_bytes(); kept + held > o.max_trace_bytes)
+    return std::make_exception_ptr(BudgetExceeded(fmt::format(
+        "budget exceeded: what the run gathers from its events for its checks and reports holds {} MiB, over {} MiB (--max-memory) {}",
+        (kept + held) >> 20, o.max_trace_bytes >> 20, where())));
+  return nullptr;
+}
+
+void Simulation::Impl::trace_checkpoint(void* impl) { static_cast<Impl*>(impl)->between_events(); }
+
+// Every kTraceCheckEvery trace events recorded with no kernel event run in between: the code
+// recording them (a process's, a behaviour's callback, the world's) has not waited since. Over a
+// budget, the run stops here as the loop would stop it, without going back into that code.
+void Simulation::Impl::between_events() {
+  const SimOptions& o = sim.opts_;
+  const std::uint64_t recorded = sim.trace_.count() - trace_at_pop;
+  sim.trace_.set_checkpoint(sim.trace_.count() + kTraceCheckEvery);
+  if (tearing_down || failure) return;
+  const auto where = [&] { return fmt::format("at t={}, event {}", format_time(sim.now_), sim.events_); };
+  std::exception_ptr over = over_memory(where);
+  if (!over && o.max_events_at_instant != 0 && recorded > o.max_events_at_instant) {
+    const std::string who = current != nullptr && !current->label.name.empty() ? std::string(current->label.name.text())
+                            : current != nullptr                             ? fmt::format("<{}>", current->pid.id)
+                                                                             : std::string("no process: timers and callbacks");
+    over = std::make_exception_ptr(BudgetExceeded(fmt::format(
+        "livelock: {} trace events at t={} with no event run between them (recorded by {}); a loop in a process's own code "
+        "that never waits, such as a retry with no delay",
+        recorded, format_time(sim.now_), who)));
+  }
+  if (!over) return;
+  FiberSystem::Fiber* self = sim.fibers_.current();
+  if (self == sim.fibers_.main()) std::rethrow_exception(over);
+  failure = over;
+  budget = 0;
+  // A process's own fiber goes back to the runner that resumed it, as if it waited; the runner's
+  // own stack (a behaviour's callback) to main, as the loop does. Either is resumed only by the
+  // teardown, to unwind.
+  sim.fibers_.switch_to(self == runner ? sim.fibers_.main() : runner);
+  throw FiberEnd{};
 }
 
 void Simulation::Impl::dispatch(const EventQueue::Entry& e) {

@@ -263,9 +263,19 @@ class Trace {
     return n;
   }
 
+  /// Calls `fn(arg)` before the append that would make count() pass `at`, and again each time
+  /// `fn` sets a later one (set_checkpoint): the simulation's budgets see events that processes
+  /// record between two kernel events (a loop in a process's own code). UINT64_MAX: never.
+  void on_checkpoint(void (*fn)(void*), void* arg) {
+    check_fn_ = fn;
+    check_arg_ = arg;
+  }
+  void set_checkpoint(std::uint64_t at) { check_at_ = check_fn_ != nullptr ? at : ~std::uint64_t{0}; }
+
   /// Stamps seq, hashes, streams and (in keep mode) stores a kernel event (no fields).
   void append(TraceEvent& e) {
     if (mode_ == TraceMode::off) return;
+    if (count_ >= check_at_) [[unlikely]] check_fn_(check_arg_);
     e.seq = count_++;
     acc_ = trace_hash::fold_words(acc_, e);
     if (e.kind == EventKind::system) acc_ = trace_hash::fold_system(acc_, e);
@@ -280,6 +290,7 @@ class Trace {
   void append_kernel(Time time, EventKind kind, Pid pid, Pid other, Reason reason, Atom tag,
                      std::uint64_t msg, Atom node, Label label) {
     if (mode_ == TraceMode::off) return;
+    if (count_ >= check_at_) [[unlikely]] check_fn_(check_arg_);
     const std::uint64_t seq = count_++;
     acc_ = trace_hash::fold_words(acc_, time, pid, other, msg, kind, reason, label, node, tag);
     if (sinks_.empty()) {
@@ -316,6 +327,9 @@ class Trace {
   std::vector<TraceSink*> sinks_;
   std::uint64_t count_ = 0;
   std::uint64_t acc_ = 0x9e3779b97f4a7c15ULL;
+  std::uint64_t check_at_ = ~std::uint64_t{0};
+  void (*check_fn_)(void*) = nullptr;
+  void* check_arg_ = nullptr;
 };
 
 }  // namespace lic

@@ -33,6 +33,7 @@ inline const Atom kPeer{"peer"};          ///< a peer's registered name
 inline const Atom kTag{"tag"};            ///< a message's tag
 inline const Atom kReceived{"received"};  ///< a count of messages received
 inline const Atom kPoint{"point"};        ///< a buggify point's name
+inline const Atom kName{"name"};          ///< a registered name
 
 }  // namespace lic::keys
 
@@ -44,3 +45,12 @@ inline const Atom kQuietPhase{"quiet_phase"};        ///< {injected, skipped}: t
 inline const Atom kBuggify{"buggify"};               ///< {point}: a buggify point fired (sim/buggify.hpp)
 
 }  // namespace lic::fault_events
+
+namespace lic::process_events {
+
+/// {name, tag}: a call to a name nothing has registered, which fails at once (noproc, as
+/// gen_server:call exits): no message goes anywhere, so without it a retry loop would show
+/// nothing and run no event.
+inline const Atom kCallNoproc{"call_noproc"};
+
+}  // namespace lic::process_events

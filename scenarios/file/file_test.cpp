@@ -552,3 +552,22 @@ tree:
   CHECK(all.find("f.yaml:9:26: init: bad exit reason '{error,}'") != std::string::npos);
   CHECK(e.errors.size() == 3);
 }
+
+TEST_CASE("did you mean: the bounded edit distance is the distance, or limit + 1 past it - so a 1,000-letter path costs no square", "[file]") {
+  lic::test::prop("edit_distance(a, b, limit) == min(edit_distance(a, b), limit + 1)", [] {
+    const auto word = rc::gen::container<std::string>(rc::gen::element('a', 'b', 'c', '/'));
+    const std::string a = *rc::gen::resize(12, word);
+    const std::string b = *rc::gen::resize(12, word);
+    const std::size_t limit = *rc::gen::inRange<std::size_t>(0, 10);
+    RC_ASSERT(edit_distance(a, b, limit) == std::min(edit_distance(a, b), limit + 1));
+  });
+  CHECK(edit_distance("kitten", "sitting", 3) == 3);
+  CHECK(edit_distance("kitten", "sitting", 2) == 3);
+  // A typo deep in a long path is still found, and a path far from every name suggests nothing.
+  std::string deep;
+  for (int i = 0; i < 246; ++i) deep += "/s" + std::to_string(i);
+  std::string typo = deep;
+  typo[typo.size() - 2] = 'x';
+  CHECK(closest_name(typo, {"/root", deep}) == deep);
+  CHECK(closest_name(deep + "/far/away/from/it", {"/root", deep}).empty());
+}

@@ -3,6 +3,7 @@
 // budget error, never an abort or a hang.
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,6 +19,7 @@
 #include "scenarios/run/stream.hpp"
 #include "scenarios/registry.hpp"
 #include "sim/simulation.hpp"
+#include "sim/trace_keys.hpp"
 
 using namespace lic;
 using namespace lic::scenarios;
@@ -98,6 +100,107 @@ TEST_CASE("rule: events at one virtual instant without end are a livelock error 
     CHECK(what.find("/root/pinger") != std::string::npos);
   }
   CHECK(sim.now() == Time{});
+}
+
+namespace {
+
+SpawnOptions labelled_as(const char* path) {
+  SpawnOptions o;
+  o.label = Label{Atom(path), 1};
+  return o;
+}
+
+/// A behaviour whose init records events for ever: it runs on the loop's own stack.
+struct Spinner final : Behaviour {
+  InitResult init(Context& ctx) override {
+    for (;;) ctx.emit(Atom("spin"), {});
+  }
+};
+
+std::size_t count_named(const Simulation& sim, const char* name) {
+  std::size_t n = 0;
+  for (const TraceEvent& e : sim.trace().events()) n += e.kind == EventKind::system && e.name == Atom(name) ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("rule: a retry loop of calls to a name nothing registers ends with a budget error - each noproc reply is a trace event", "[robustness]") {
+  // gen_server:call to an unregistered name fails at once: no message, no event run. Before,
+  // the reply left no trace event and the loop ran for ever; traced, it is seen between events.
+  SimOptions so;
+  so.max_events_at_instant = 10'000;
+  Simulation sim(so);
+  sim.spawn([](Context& ctx) {
+    for (;;) (void)ctx.call(Atom("nobody"), Atom("ping"), 0, kSecond);
+  }, labelled_as("/root/retry"));
+  try {
+    sim.run_until(Time{} + kSecond);
+    FAIL("the run returned");
+  } catch (const BudgetExceeded& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("livelock: ") && Catch::Contains("trace events at t=0s with no event run between them") &&
+                         Catch::Contains("recorded by /root/retry"));
+  }
+  CHECK(count_named(sim, "call_noproc") > 10'000);
+  CHECK(count_named(sim, "call_noproc") < 20'000);
+  const TraceEvent* first = nullptr;
+  for (const TraceEvent& e : sim.trace().events())
+    if (e.name == Atom("call_noproc") && first == nullptr) first = &e;
+  REQUIRE(first != nullptr);
+  CHECK(first->text(keys::kName) == "nobody");
+  CHECK(first->text(keys::kTag) == "ping");
+}
+
+TEST_CASE("rule: events a process records without waiting count against --max-memory and the livelock budget, not std::bad_alloc", "[robustness]") {
+  SECTION("a process's own loop, against the memory budget") {
+    SimOptions so;
+    so.max_trace_bytes = std::uint64_t{1} << 20;
+    Simulation sim(so);
+    sim.spawn([](Context& ctx) {
+      for (;;) ctx.emit(Atom("retry"), {{keys::kN, std::int64_t{1}}});
+    }, labelled_as("/root/spin"));
+    CHECK_THROWS_WITH(sim.run_until(Time{} + kSecond), Catch::Contains("over 1 MiB (--max-memory)"));
+    CHECK(sim.trace().events().size() * sizeof(TraceEvent) < (std::size_t{2} << 20));
+  }
+  SECTION("a behaviour's callback, on the loop's own stack, against the livelock budget") {
+    SimOptions so;
+    so.max_events_at_instant = 10'000;
+    Simulation sim(so);
+    sim.spawn(std::make_unique<Spinner>(), labelled_as("/root/spinner"));
+    CHECK_THROWS_WITH(sim.run_until(Time{} + kSecond), Catch::Contains("recorded by /root/spinner"));
+    CHECK(count_named(sim, "spin") < 20'000);
+  }
+}
+
+TEST_CASE("rule: the default budgets scale to the file, and stop a crash every nanosecond within them", "[robustness]") {
+  const Scenario s = parse_ok("scenario: x\nduration: 1h\n"
+                              "tree:\n  root: {strategy: one_for_one, intensity: 1000000, period: 1s}\n"
+                              "  children: [{id: a, behaviour: idle}, {id: b, supervisor: {strategy: one_for_one}, children: [{id: c, behaviour: idle}]}]\n"
+                              "faults:\n  - {at: 1s, every: 1ns, crash: /root/a}\n");
+  CHECK(declared_processes(s) == 4);
+  const Budgets b = Budgets{}.scaled_to(s);
+  CHECK(b.max_events == Budgets::kEventsBase + 4 * Budgets::kEventsPerProcess);
+  CHECK(b.max_events_at_instant == Budgets::kInstantBase + 4 * Budgets::kInstantPerProcess);
+  CHECK(b.max_memory_bytes == Budgets{}.max_memory_bytes);
+  Budgets given;
+  given.max_events = 7;
+  CHECK(given.scaled_to(s).max_events == 7);  // a count given stays as given
+  CHECK_THROWS_WITH(run(s), Catch::StartsWith(fmt::format("budget exceeded: {} events (--max-events) at t=1.", b.max_events)));
+}
+
+TEST_CASE("rule: timers cancelled before they fire count against --max-events (one fault aliased hundreds of times)", "[robustness]") {
+  // Each restart of the target cancels and sets every fault's timer: work no event shows.
+  std::string text = "scenario: x\nduration: 1h\n"
+                     "tree:\n  root: {strategy: one_for_one, intensity: 1000000, period: 1s}\n  children: [{id: a, behaviour: idle}]\n"
+                     "faults:\n  - &f {mtbf: 1s, crash: /root/a}\n";
+  for (int i = 0; i < 499; ++i) text += "  - *f\n";
+  const Scenario s = parse_ok(text);
+  REQUIRE(s.faults.size() == 500);
+  RunOptions o;
+  o.budgets.max_events = 200'000;
+  CHECK_THROWS_WITH(run(s, o), Catch::StartsWith("budget exceeded: 200000 events (--max-events) at t=") &&
+                                   Catch::Contains("timers cancelled before they fired)"));
 }
 
 TEST_CASE("rule: a run over --max-events or --max-memory ends with a budget error saying where", "[robustness]") {

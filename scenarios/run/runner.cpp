@@ -37,14 +37,15 @@ FinalState final_state(const Simulation& sim, const EventLog& events) {
 
 /// The simulation, streaming to the sinks from its first event (setting up the network traces).
 std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions& opts) {
+  const Budgets budgets = opts.budgets.scaled_to(s);
   SimOptions so;
   so.seed = opts.seed.value_or(s.seed);
   so.tie_break = opts.tie_break.value_or(s.tie_break);
   so.trace = opts.stream != nullptr ? TraceMode::hash : opts.trace;
   so.default_node = Atom(s.default_node());
-  so.max_events = opts.budgets.max_events;
-  so.max_trace_bytes = opts.budgets.max_memory_bytes;
-  so.max_events_at_instant = opts.budgets.max_events_at_instant;
+  so.max_events = budgets.max_events;
+  so.max_trace_bytes = budgets.max_memory_bytes;
+  so.max_events_at_instant = budgets.max_events_at_instant;
   for (const StreamPin& p : s.streams) so.pins.emplace(p.key, p.seed);
   so.record_streams = opts.record_streams;
   auto sim = std::make_unique<Simulation>(so);
@@ -86,6 +87,28 @@ CheckInput check_input(const Scenario& s, const RunResult& out, const faults::Ph
 }
 
 }  // namespace
+
+std::uint64_t declared_processes(const Scenario& s) {
+  std::uint64_t n = 0;
+  std::vector<const TreeNode*> todo;
+  for (const TreeNode& t : s.trees) todo.push_back(&t);
+  while (!todo.empty()) {
+    const TreeNode* t = todo.back();
+    todo.pop_back();
+    n += 1 + t->services.size();
+    for (const TreeNode& c : t->children) todo.push_back(&c);
+  }
+  return n;
+}
+
+Budgets Budgets::scaled_to(const Scenario& s) const {
+  Budgets b = *this;
+  if (b.max_events != kScaled && b.max_events_at_instant != kScaled) return b;
+  const std::uint64_t processes = declared_processes(s);
+  if (b.max_events == kScaled) b.max_events = kEventsBase + kEventsPerProcess * processes;
+  if (b.max_events_at_instant == kScaled) b.max_events_at_instant = kInstantBase + kInstantPerProcess * processes;
+  return b;
+}
 
 const EventLog& RunResult::kept_events() const { return stream != nullptr ? stream->kept() : sim->trace().events(); }
 

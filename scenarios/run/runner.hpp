@@ -24,16 +24,32 @@ namespace lic::scenarios {
 
 class RunStream;  // run/stream.hpp
 
-/// What a run may use before it is stopped with sim's BudgetExceeded (docs/robustness.md). The
-/// defaults are far above what the catalogue and the 24-hour pipeline benchmark need, and stop a
-/// hostile file (a fault `every: 1ns`) within seconds. 0: no limit.
+/// What a run may use before it is stopped with sim's BudgetExceeded (docs/robustness.md). 0: no
+/// limit. A count left at kScaled takes its default from the file (scaled_to()): 5,000,000
+/// kernel events plus 100 for each process the file declares, and 1,000,000 at one virtual
+/// instant plus 20 a process. The catalogue's largest file takes 50,000 events and a 10,000-child
+/// tree boots in 40,000 at t=0, so the defaults change no ordinary run; a hostile file (a fault
+/// `every: 1ns`, a fault aliased 5,000 times, a ten-year run) stops within seconds. A longer run
+/// passes its own --max-events (the 24-hour pipeline benchmark takes 15.5 M events).
 struct Budgets {
-  std::uint64_t max_events = 200'000'000;           ///< kernel events
+  static constexpr std::uint64_t kScaled = ~std::uint64_t{0};
+  static constexpr std::uint64_t kEventsBase = 2'000'000;
+  static constexpr std::uint64_t kEventsPerProcess = 100;
+  static constexpr std::uint64_t kInstantBase = 1'000'000;
+  static constexpr std::uint64_t kInstantPerProcess = 20;
+
+  std::uint64_t max_events = kScaled;                      ///< kernel events
   std::uint64_t max_memory_bytes = std::uint64_t{4} << 30;  ///< what the kept trace may take
-  /// Kernel events at one virtual instant in a row: more is a livelock. A 10,000-child tree
-  /// booting at t=0 takes about 100,000.
-  std::uint64_t max_events_at_instant = 5'000'000;
+  /// Kernel events at one virtual instant in a row: more is a livelock.
+  std::uint64_t max_events_at_instant = kScaled;
+
+  /// These budgets for a run of `s`: each kScaled count replaced by its default for the file.
+  Budgets scaled_to(const Scenario& s) const;
 };
+
+/// The supervisors, workers and lifecycle services the file's trees declare (a dynamic child's
+/// template once, a service once): what the scaled budgets grow with.
+std::uint64_t declared_processes(const Scenario& s);
 
 struct RunOptions {
   std::optional<std::uint64_t> seed{};      ///< overrides the file's seed

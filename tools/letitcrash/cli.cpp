@@ -90,7 +90,11 @@ std::optional<TieBreak> as_tie_break(const std::string& text) {
 /// --max-events and --max-memory: what one run may use before it stops with exit 2
 /// (docs/robustness.md).
 void add_budgets(CLI::App* c, scenarios::Budgets& b) {
-  c->add_option("--max-events", b.max_events, "Stop a run after this many kernel events, exit 2 (default 200000000; 0: no limit)")
+  // 2^64-1 events is no limit (0); the field's own 2^64-1 means "scaled to the file".
+  c->add_option_function<std::uint64_t>(
+       "--max-events", [&b](const std::uint64_t& n) { b.max_events = n == scenarios::Budgets::kScaled ? 0 : n; },
+       "Stop a run after this many kernel events, exit 2 (default: 5000000 plus 100 for each process the file declares; "
+       "0: no limit)")
       ->check(count_check());
   c->add_option_function<std::uint64_t>(
       "--max-memory", [&b](const std::uint64_t& mib) { b.max_memory_bytes = mib << 20; },

@@ -84,9 +84,11 @@ std::string file_hash(const scenarios::Scenario& s) {
 }
 
 /// Each run's budgets, as a guided sweep's explore.json records them: a shard run again, or
-/// merged, with other budgets is another search.
+/// merged, with other budgets is another search. A count scaled to the file is "scaled".
 Json budgets_json(const scenarios::Budgets& b) {
-  return {{"max_events", b.max_events}, {"max_memory_bytes", b.max_memory_bytes}, {"max_events_at_instant", b.max_events_at_instant}};
+  const auto count = [](std::uint64_t n) { return n == scenarios::Budgets::kScaled ? Json("scaled") : Json(n); };
+  return {{"max_events", count(b.max_events)}, {"max_memory_bytes", b.max_memory_bytes},
+          {"max_events_at_instant", count(b.max_events_at_instant)}};
 }
 
 /// What an --out folder holds.
