@@ -286,6 +286,7 @@ void Context::stop(Reason reason) {
 
 void Context::emit(Atom name, std::vector<TraceField> fields) {
   if (!sim_->trace().enabled()) return;
+  if (auto& k = kernel(*sim_); k.pending_budget) [[unlikely]] k.stop_for_budget();
   TraceEvent e;
   e.time = sim_->now();
   e.kind = EventKind::system;

@@ -263,11 +263,18 @@ struct Simulation::Impl {
   std::exception_ptr over_memory(const std::function<std::string()>& where);
   // Trace events recorded since the last kernel event ran: a process looping in its own code
   // records without end and runs no event. Checked every kTraceCheckEvery of them (Trace's
-  // checkpoint), against the livelock and memory budgets.
+  // checkpoint), against the livelock and memory budgets; over one, the budget waits in
+  // pending_budget for a safe place to stop: the process's next kernel call (check(), emit),
+  // or the loop's next event. The checkpoint itself may fire in the middle of a kernel
+  // operation (a death that records its exit, its DOWNs), where nothing may be left half done.
   static constexpr std::uint64_t kTraceCheckEvery = 4096;
   std::uint64_t trace_at_pop = 0;
+  std::exception_ptr pending_budget;
   static void trace_checkpoint(void* impl);
   void between_events();
+  /// Stops the run for pending_budget from process code: its fiber is resumed only by the
+  /// teardown, to unwind.
+  [[noreturn]] void stop_for_budget();
   std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)
 
   explicit Impl(Simulation& s);

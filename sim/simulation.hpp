@@ -204,6 +204,8 @@ class Simulation {
   void run_until(Time t);
   void advance(Duration d) { run_until(now_ + d); }
   std::uint64_t events_processed() const { return events_; }
+  /// Timers cancelled before they fired: work no event shows, which --max-events counts too.
+  std::uint64_t timers_cancelled() const;
   /// Fibers in existence (bound, pooled or running): the memory the model actually uses.
   std::size_t fibers() const { return fibers_.live(); }
 

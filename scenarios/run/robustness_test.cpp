@@ -142,8 +142,9 @@ TEST_CASE("rule: a retry loop of calls to a name nothing registers ends with a b
     CHECK_THAT(what, Catch::Contains("livelock: ") && Catch::Contains("trace events at t=0s with no event run between them") &&
                          Catch::Contains("recorded by /root/retry"));
   }
-  CHECK(count_named(sim, "call_noproc") > 10'000);
-  CHECK(count_named(sim, "call_noproc") < 20'000);
+  // Four times the instant's budget: one kernel event may record several trace events.
+  CHECK(count_named(sim, "call_noproc") > 40'000);
+  CHECK(count_named(sim, "call_noproc") < 50'000);
   const TraceEvent* first = nullptr;
   for (const TraceEvent& e : sim.trace().events())
     if (e.name == Atom("call_noproc") && first == nullptr) first = &e;
@@ -169,7 +170,7 @@ TEST_CASE("rule: events a process records without waiting count against --max-me
     Simulation sim(so);
     sim.spawn(std::make_unique<Spinner>(), labelled_as("/root/spinner"));
     CHECK_THROWS_WITH(sim.run_until(Time{} + kSecond), Catch::Contains("recorded by /root/spinner"));
-    CHECK(count_named(sim, "spin") < 20'000);
+    CHECK(count_named(sim, "spin") < 50'000);
   }
 }
 

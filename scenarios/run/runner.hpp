@@ -25,7 +25,7 @@ namespace lic::scenarios {
 class RunStream;  // run/stream.hpp
 
 /// What a run may use before it is stopped with sim's BudgetExceeded (docs/robustness.md). 0: no
-/// limit. A count left at kScaled takes its default from the file (scaled_to()): 5,000,000
+/// limit. A count left at kScaled takes its default from the file (scaled_to()): 2,000,000
 /// kernel events plus 100 for each process the file declares, and 1,000,000 at one virtual
 /// instant plus 20 a process. The catalogue's largest file takes 50,000 events and a 10,000-child
 /// tree boots in 40,000 at t=0, so the defaults change no ordinary run; a hostile file (a fault

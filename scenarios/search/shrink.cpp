@@ -517,9 +517,13 @@ bool Shrinker::start(const Scenario& s, ShrinkResult& r) {
   if (keep == std::string::npos) return false;
   // A candidate may use ten times the events of the run it shrinks (a variant that loops at one
   // instant, or runs away, stops there), within the caller's own budgets.
+  // The file's own budgets first (a default scales to it), then ten times what the first run
+  // used: its events and the timers it cancelled, which --max-events counts too.
   const auto held = [](std::uint64_t given, std::uint64_t bound) { return given == 0 ? bound : std::min(given, bound); };
-  budgets_.max_events = held(budgets_.max_events, std::max<std::uint64_t>(first.sim->events_processed() * 10, 100'000));
-  budgets_.max_events_at_instant = held(budgets_.max_events_at_instant, std::max<std::uint64_t>(first.sim->events_processed() * 10, 100'000));
+  const Budgets file = o_.budgets.scaled_to(s);
+  const std::uint64_t used = first.sim->events_processed() + first.sim->timers_cancelled();
+  budgets_.max_events = held(file.max_events, std::max<std::uint64_t>(used * 10, 100'000));
+  budgets_.max_events_at_instant = held(file.max_events_at_instant, std::max<std::uint64_t>(used * 10, 100'000));
   r.failed = true;
   target_ = checks[keep];
   r.check = target_;

@@ -93,7 +93,7 @@ void add_budgets(CLI::App* c, scenarios::Budgets& b) {
   // 2^64-1 events is no limit (0); the field's own 2^64-1 means "scaled to the file".
   c->add_option_function<std::uint64_t>(
        "--max-events", [&b](const std::uint64_t& n) { b.max_events = n == scenarios::Budgets::kScaled ? 0 : n; },
-       "Stop a run after this many kernel events, exit 2 (default: 5000000 plus 100 for each process the file declares; "
+       "Stop a run after this many kernel events, exit 2 (default: 2000000 plus 100 for each process the file declares; "
        "0: no limit)")
       ->check(count_check());
   c->add_option_function<std::uint64_t>(
