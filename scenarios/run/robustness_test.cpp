@@ -41,6 +41,12 @@ Scenario parse_ok(const std::string& text) {
   return p.scenario;
 }
 
+SpawnOptions labelled_as(const char* path) {
+  SpawnOptions o;
+  o.label = Label{Atom(path), 1};
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("rule: a byte that is not UTF-8 is an error at its line and column, never a crash in a writer", "[robustness]") {
@@ -78,18 +84,13 @@ TEST_CASE("rule: events at one virtual instant without end are a livelock error 
   so.max_events_at_instant = 100'000;
   Simulation sim(so);
   const Atom ping("ping");
-  const auto labelled = [](const char* path) {
-    SpawnOptions o;
-    o.label = Label{Atom(path), 1};
-    return o;
-  };
   // Two processes that answer each other at once: every message is a kernel event at t=0.
   const Pid a = sim.spawn([&](Context& ctx) {
     for (;;) ctx.send(ctx.receive()->from, ping);
-  }, labelled("/root/ponger"));
+  }, labelled_as("/root/ponger"));
   sim.spawn([&, a](Context& ctx) {
     for (ctx.send(a, ping);; ctx.send(a, ping)) (void)ctx.receive();
-  }, labelled("/root/pinger"));
+  }, labelled_as("/root/pinger"));
   try {
     sim.run_until(Time{} + kSecond);
     FAIL("the run returned");
@@ -103,12 +104,6 @@ TEST_CASE("rule: events at one virtual instant without end are a livelock error 
 }
 
 namespace {
-
-SpawnOptions labelled_as(const char* path) {
-  SpawnOptions o;
-  o.label = Label{Atom(path), 1};
-  return o;
-}
 
 /// A behaviour whose init records events for ever: it runs on the loop's own stack.
 struct Spinner final : Behaviour {
