@@ -261,7 +261,7 @@ void shrink_seeds(const Scenario& s, const std::vector<std::uint64_t>& seeds, co
     bool slip = !fixed.ok();
     if (!slip) {
       scenarios::RunOptions ro;
-      ro.seed = r.seed;
+      ro.seed = r.scenario.seed;  // the shrunk file's own: the shrinker may have moved it
       ro.registry = o.registry;
       const scenarios::FailureId id = scenarios::failure_id(r.failure);
       for (const scenarios::CheckResult& c : scenarios::run(fixed.scenario, ro).checks)

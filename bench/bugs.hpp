@@ -18,7 +18,7 @@ struct BugBenchOptions {
   std::string dir = "scenarios/bugs";  ///< the bug files (every *.yaml)
   std::size_t ranges = 20;             ///< independent tries per file and mode
   std::size_t max_seeds = 2000;        ///< a try that finds nothing in this many runs counts as not found
-  std::size_t shrink_runs = 200;       ///< the shrinker's budget per file (0: no shrinking)
+  std::size_t shrink_runs = 500;       ///< the shrinker's budget per file, `shrink --max-runs`' default (0: no shrinking)
   unsigned jobs = 0;                   ///< threads (0: one per core)
   bool swarm = true;                   ///< measure swarm mode too
   bool explore = true;                 ///< measure the explorer too

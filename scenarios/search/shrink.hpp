@@ -1,6 +1,7 @@
 #pragma once
 // Shrinking a failure (issue 15, docs/shrinking.md): a scenario and a seed on which a check fails
-// in; out, a smaller scenario on which the same check still fails at the same seed, to be written
+// in; out, a smaller scenario on which the same check still fails the same way (at that seed, or
+// at the one a value pass moved it to: ShrinkResult::scenario says which), to be written
 // as an ordinary file (file/write.hpp) that a person can read, run and keep. `letitcrash shrink`
 // calls it; so can a user's own code, or a sweep for its failing seeds.
 //
@@ -60,6 +61,10 @@ struct ShrinkOptions {
   /// a check shrunk that way slips to the emptiest failure it has ("nothing to conserve" once
   /// every process is gone).
   bool any_failure = false;
+  /// Let the search move to seed 1 where the failure holds there too (docs/shrinking.md,
+  /// "Seeds"): shrinks of one bug from different seeds then meet on one file. False: every
+  /// candidate runs at the seed given, and the shrunk file has it (`shrink --keep-seed`).
+  bool move_seed = true;
   /// The check to keep (it must fail at the seed): what a guided search found failing. None: the
   /// first failing check, preferring one the file's `expect: {fail: [...]}` names.
   std::optional<CheckDecl> target{};
@@ -68,6 +73,9 @@ struct ShrinkOptions {
 struct ShrinkResult {
   /// The scenario fails at the seed. False: it passes, nothing was shrunk, and the rest is empty.
   bool failed = false;
+  /// The seed judged first. The shrunk scenario's own (`scenario.seed`) may differ: a candidate
+  /// of a pass that moves a value, not failing at the current seed, is tried at seed 1 (or 2) too
+  /// (docs/shrinking.md, "Seeds").
   std::uint64_t seed = 0;
   TieBreak tie_break = TieBreak::fifo;
   /// The shrunk scenario, self-contained: its `seed` and `tie_break` are those judged, its checks

@@ -140,7 +140,7 @@ Action add_bench(CLI::App& app, const tools::Invocation& cli) {
   bb->add_option("--max-seeds", bugs->max_seeds, "Runs a try makes before it counts as not found (default 2000)")->check(CLI::Range(1, 1000000));
   bb->add_flag("!--no-swarm", bugs->swarm, "Leave swarm mode out");
   bb->add_flag("!--no-explore", bugs->explore, "Leave the explorer out");
-  bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 200)")->check(count_check());
+  bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 500, as `shrink --max-runs`)")->check(count_check());
   bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
   auto hist = std::make_shared<bench::HistoryBenchOptions>();
   auto* bh = b->add_subcommand("histories", "The linearizability checker on Porcupine's test histories (Jepsen etcd, key-value): each verdict against Porcupine's, each time beside Porcupine's, a generated 100,000-operation history, and issue 38's targets (docs/history.md)");
@@ -323,6 +323,7 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default 60)");
   add_budgets(s, a->budgets);
   s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
+  s->add_flag("--keep-seed", a->keep_seed, "Run every candidate at the seed given, and write the shrunk file with it (by default the search moves to seed 1 where the failure holds there too, so that shrinks from different seeds meet on one file)");
   return [s, a, tie, &cli] {
     if (!s->parsed()) return -1;
     a->tie_break = as_tie_break(*tie);

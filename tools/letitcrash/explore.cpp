@@ -175,8 +175,11 @@ std::string header(const ExploreFailure& x, const ExploreArgs& a, const Written&
   if (w.was_shrunk) {
     const auto& b = w.shrunk.before;
     const auto& z = w.shrunk.after;
-    h += fmt::format("# Shrunk in {} runs, keeping that failure: faults {} -> {}, processes {} -> {}, events {} -> {}.\n",
-                     w.shrunk.runs, b.faults, z.faults, b.processes, z.processes, b.events, z.events);
+    h += fmt::format("# Shrunk in {} runs, keeping that failure: faults {} -> {}, processes {} -> {}, events {} -> {}{}.\n",
+                     w.shrunk.runs, b.faults, z.faults, b.processes, z.processes, b.events, z.events,
+                     w.shrunk.scenario.seed == w.shrunk.seed
+                         ? ""
+                         : fmt::format(", seed {} -> {} (it fails the same way there)", w.shrunk.seed, w.shrunk.scenario.seed));
   }
   const bool explicit_all = std::none_of(s.faults.begin(), s.faults.end(), [](const faults::Fault& f) { return f.mtbf || f.every; });
   h += explicit_all ? "# Every fault is an explicit event (a time, a target, its knobs): the file is the reproducer, at its own seed.\n"

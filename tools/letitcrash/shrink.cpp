@@ -130,6 +130,7 @@ scenarios::ShrinkOptions options(const Invocation& cli, const ShrinkArgs& a, Pro
   o.tie_break = a.tie_break;
   o.registry = cli.registry;
   o.max_runs = a.max_runs;
+  o.move_seed = !a.keep_seed;
   o.budgets = a.budgets;
   o.progress = [&line](const ShrinkProgress& p) { line.update(p); };
   if (a.max_seconds) {

@@ -20,6 +20,7 @@ struct ShrinkArgs {
   std::size_t max_runs = 500;             ///< candidate runs at most
   std::optional<double> max_seconds = 60; ///< wall time at most
   bool swarm = false;                     ///< shrink the seed's swarm configuration (search/swarm.hpp)
+  bool keep_seed = false;                 ///< no seed hops (ShrinkOptions::move_seed false)
   scenarios::Budgets budgets{};           ///< each run's: --max-events, --max-memory
 };
 
