@@ -1,4 +1,4 @@
-// The simulated PostgreSQL (scenarios/behaviours/pg.*) against recordings of a real PostgreSQL 15
+// The simulated PostgreSQL (scenarios/behaviours/pg.hpp and pg/) against recordings of a real PostgreSQL 15
 // (docs/conformance-pg.md, "The simulated side"). Reads cases.yaml (its header defines the steps,
 // the recording format and the comparison) and recordings/<id>.jsonl, runs each case's steps on
 // the simulated database through its public API (pg::Conn, pg::Query), and compares: value and

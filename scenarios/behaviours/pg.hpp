@@ -37,6 +37,12 @@
 // The client side is `pg::Conn`: a connection process on the client's node (the driver's socket
 // and the client's OS: it acknowledges data, retransmits its queries, answers keepalive probes
 // whatever its owner is doing, and runs libpq's keepalives and tcp_user_timeout), used by calls.
+//
+// The code is in scenarios/behaviours/pg/, one part of the model a file: server.cpp (the server,
+// its tables, its arguments), session.cpp (a session from connect to its end), locks.cpp
+// (advisory locks), wire.hpp and wire.cpp (what the two ends send each other; the server's end of
+// each connection), tcp.hpp and tcp.cpp (TCP's timers as Linux runs them) and client.cpp (pg::Conn
+// and its connection process); docs/conformance-pg.md, "Where the model lives".
 
 #include <cstdint>
 #include <memory>

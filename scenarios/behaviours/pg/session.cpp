@@ -1,0 +1,176 @@
+// A session, from pg_connect to its end (server.hpp). It starts with the client's settings over
+// the server's, runs one statement at a time (query_latency after it arrives; an error inside a
+// transaction aborts it, and the rest fail until COMMIT or ROLLBACK), and between statements it
+// is idle (idle_session_timeout, idle_in_transaction_session_timeout). It ends when its client
+// closes it or is gone (at once on a reset; after a cut, once the path is back), on
+// pg_terminate_backend, an idle timeout or a restart, and when TCP gives up (decided in wire.cpp).
+// What a statement does to locks is locks.cpp's, to the tables server.cpp's.
+#include "scenarios/behaviours/pg/server.hpp"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/leader.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace_keys.hpp"
+
+namespace lic::scenarios::pg::detail {
+
+namespace ev = properties::leader;
+
+// ---- its start ---------------------------------------------------------------------------
+
+CallReply Server::handle_call(Context& ctx, const Message& m, From) {
+  if (m.tag != kConnect) return CallReply::reply(kAnswer);
+  const Hello& h = *m.payload.get<Hello>();
+  const std::int64_t id = ++d_->next_session;
+  Session& s = sessions_[id];
+  s.client = h.client;
+  s.node = h.node;
+  s.db = h.db;
+  s.monitor = ctx.monitor(h.client);
+  s.ka.idle = h.set.tcp_keepalives_idle.value_or(c_.keepalive_idle);
+  s.ka.interval = h.set.tcp_keepalives_interval.value_or(c_.keepalive_interval);
+  s.ka.count = h.set.tcp_keepalives_count.value_or(c_.keepalive_count);
+  s.ka.user_timeout = h.set.tcp_user_timeout.value_or(c_.tcp_user_timeout);
+  s.idle_timeout = h.set.idle_session_timeout.value_or(c_.idle_session_timeout);
+  s.idle_tx_timeout = h.set.idle_in_transaction_session_timeout.value_or(c_.idle_in_transaction_session_timeout);
+  s.lock_timeout = h.set.lock_timeout.value_or(c_.lock_timeout);
+  s.deadlock_timeout = h.set.deadlock_timeout.value_or(c_.deadlock_timeout);
+  ctx.emit(ev::kSession, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kPid, h.client}});
+  s.ka.heard(ctx.now());
+  arm(ctx, id, s, s.ka.idle);
+  idle(ctx, id, s);
+  return CallReply::reply(kAnswer, id);
+}
+
+// ---- statements --------------------------------------------------------------------------
+
+void Server::exec(Context& ctx, const Sql& q) {
+  const auto it = sessions_.find(q.session);
+  if (it == sessions_.end()) return;
+  Session& s = it->second;
+  const bool ends_block = q.q.op == Query::Op::commit || q.q.op == Query::Op::rollback;
+  if (s.tx_failed && !ends_block)
+    return finish(ctx, q, sql_error("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
+  Result r;
+  switch (q.q.op) {
+    case Query::Op::ping: r.value = true; break;
+    case Query::Op::try_lock: r = try_lock(ctx, q.session, s, q.q); break;
+    case Query::Op::lock: return lock(ctx, q, s);
+    case Query::Op::unlock: r = unlock_one(ctx, q.session, s, q.q); break;
+    case Query::Op::unlock_all: unlock_all(ctx, q.session, s); break;
+    case Query::Op::begin: s.in_tx = true; break;
+    case Query::Op::commit:
+    case Query::Op::rollback: end_transaction(ctx, q.session, s); break;
+    case Query::Op::sleep: ctx.send_after(q.q.duration, ctx.self(), kSlept, q); return;
+    case Query::Op::write: r = write(ctx, q.session, s, q.q); break;
+    case Query::Op::lease: r = lease(ctx, q.session, s, q.q); break;
+    case Query::Op::terminate: r.value = terminate_backends(ctx, q.session, s, q.q.session); break;
+  }
+  finish(ctx, q, r);
+}
+
+/// A statement is over: its answer goes out, a transaction-level lock taken outside a
+/// transaction ends with it, and the session is idle. An error inside a transaction aborts it:
+/// its transaction-level locks go at once, and it stays failed until COMMIT or ROLLBACK.
+void Server::finish(Context& ctx, const Sql& q, const Result& r) {
+  const auto it = sessions_.find(q.session);
+  if (it == sessions_.end()) return;
+  Session& s = it->second;
+  s.busy = false;
+  if (s.in_tx && r.status == Result::Status::sql_error) s.tx_failed = true;
+  if (!s.in_tx || s.tx_failed) release_level(ctx, q.session, s, 1);
+  reply(ctx, q, r);
+  idle(ctx, q.session, s);
+}
+
+void Server::slept(Context& ctx, const Sql& q) {
+  Result r;
+  finish(ctx, q, r);
+}
+
+void Server::end_transaction(Context& ctx, std::int64_t id, Session& s) {
+  s.in_tx = false;
+  s.tx_failed = false;
+  release_level(ctx, id, s, 1);
+}
+
+// ---- idle --------------------------------------------------------------------------------
+
+/// idle_session_timeout, or idle_in_transaction_session_timeout inside a transaction.
+void Server::idle(Context& ctx, std::int64_t id, Session& s) {
+  ++s.idle_gen;
+  const Duration t = s.in_tx ? s.idle_tx_timeout : s.idle_timeout;
+  if (t > Duration::zero()) ctx.send_after(t, ctx.self(), kIdle, Tick{id, s.idle_gen});
+}
+
+void Server::idle_timeout(Context& ctx, const Tick& t) {
+  const auto it = sessions_.find(t.session);
+  if (it == sessions_.end() || it->second.idle_gen != t.gen || it->second.busy) return;
+  if (it->second.in_tx) return end(ctx, t.session, "idle_in_transaction_session_timeout", "25P03");
+  end(ctx, t.session, "idle_session_timeout", "57P05");
+}
+
+// ---- its end -----------------------------------------------------------------------------
+
+/// The client's connection process is gone: at once when its OS reset the connection (the
+/// process died, or its node crashed and rst_on_node_crash), never when contact was lost
+/// (a partition): keepalive tells then, or the client's OS once the path is back.
+void Server::down(Context& ctx, const Message& m) {
+  for (auto& [id, s] : sessions_) {
+    if (s.monitor != m.ref) continue;
+    const bool lost_contact = m.reason == Reason::noconnection();
+    if (!lost_contact) return end(ctx, id, m.reason.is_clean() ? "closed" : "reset");
+    if (c_.rst_on_node_crash && !ctx.node_up(s.node)) return end(ctx, id, "reset");
+    s.monitor = Ref{};
+    ctx.send_after(kSecond, ctx.self(), kRewatch, id);
+    return;
+  }
+}
+
+/// While the path to a client is cut, look again each second; once it is back, watch the
+/// client again: one that died meanwhile (its FIN or RST lost on the cut) ends the session at
+/// once (its OS resends the FIN, or answers the next segment with RST).
+void Server::rewatch(Context& ctx, std::int64_t id) {
+  const auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second.monitor) return;
+  Session& s = it->second;
+  if (ctx.node_up(s.node) && ctx.simulation().connected(ctx.node(), s.node)) s.monitor = ctx.monitor(s.client);
+  else ctx.send_after(kSecond, ctx.self(), kRewatch, id);
+}
+
+/// The session ends: its locks go, what it waited for is forgotten. `bye`: what the server
+/// tells the client (a FATAL's SQLSTATE, or empty for a reset); none when the client left.
+void Server::end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye) {
+  const auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  std::erase_if(waiters_, [id](const Waiter& w) { return w.q.session == id; });
+  for (const Key& key : std::set<Key>(it->second.keys)) drop(ctx, id, key, -1, why);
+  const Session s = sessions_.at(id);
+  if (s.monitor) ctx.demonitor(s.monitor, true);
+  sessions_.erase(id);
+  if (bye) ctx.send(s.client, kBye, Bye{*bye});
+  ctx.emit(ev::kSessionEnd, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kWhy, Atom(why)}});
+}
+
+/// pg_terminate_backend: the session `victim`, or (0) every other session from the asker's node.
+bool Server::terminate_backends(Context& ctx, std::int64_t asker, const Session& s, std::int64_t victim) {
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, other] : sessions_)
+    if (victim != 0 ? id == victim : id != asker && other.node == s.node) ids.push_back(id);
+  for (std::int64_t id : ids) end(ctx, id, "terminated", "57P01");
+  return !ids.empty();
+}
+
+/// pg_ctl restart: every session ends (fast: a FATAL 57P01 first; immediate: no error
+/// message); the data stays.
+void Server::restart(Context& ctx, bool fast) {
+  std::vector<std::int64_t> ids;
+  for (const auto& [id, s] : sessions_) ids.push_back(id);
+  for (std::int64_t id : ids) end(ctx, id, "restart", fast ? "57P01" : "");
+}
+
+}  // namespace lic::scenarios::pg::detail

@@ -1,0 +1,108 @@
+#pragma once
+// TCP as Linux keeps it on either end of a connection (not an API: pg.hpp is): pure state, no
+// messages. Keepalive decides what a keepalive timer does when it fires (tcp_keepalive_timer),
+// Outbox holds the data sent and not yet acknowledged and decides each retransmission
+// (tcp_retransmit_timer), and linux_timer says when a timer armed now really fires (the timer
+// wheel). Each end of a connection holds one of each: the server's are in its Session
+// (server.hpp; wire.cpp runs them), the client's in its connection process (client.cpp). The RTO
+// constants and retransmission_timeout are pg.hpp's; tcp.cpp defines the functions.
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "scenarios/behaviours/pg.hpp"
+
+namespace lic::scenarios::pg::detail {
+
+/// Keepalive, as Linux's tcp_keepalive_timer decides it: what to do when the timer fires.
+struct Keepalive {
+  Duration idle{}, interval{};
+  std::int64_t count = 9;
+  Duration user_timeout{};
+  Time last_heard{};
+  std::int64_t probes = 0;
+  std::uint64_t gen = 0;  // a stale timer carries an older one
+
+  enum class Do : std::uint8_t { wait, probe, dead };
+  struct Step {
+    Do what = Do::wait;
+    Duration next{};
+  };
+  /// `unacked`: data is out, so keepalive waits ("alive without keepalive").
+  Step step(Time now, bool unacked) {
+    if (unacked) return {Do::wait, idle};
+    const Duration elapsed = now - last_heard;
+    if (elapsed < idle) return {Do::wait, idle - elapsed};
+    const bool dead = user_timeout > Duration::zero() ? elapsed >= user_timeout && probes > 0 : probes >= count;
+    if (dead) return {Do::dead, {}};
+    ++probes;
+    return {Do::probe, interval};
+  }
+  /// Something was heard: true when probes were out (the timer must look again, `idle` from now;
+  /// otherwise the armed timer finds the silence shorter and waits what is left).
+  bool heard(Time now) {
+    last_heard = now;
+    const bool probing = probes != 0;
+    probes = 0;
+    return probing;
+  }
+};
+
+/// Data sent and not yet acknowledged, as Linux retransmits it (tcp_retransmit_timer).
+template <class Segment>
+struct Outbox {
+  std::vector<Segment> segs;
+  Time first{};  // when the oldest was first sent (retrans_stamp)
+  Duration rto = kRtoInitial;
+  std::int64_t retransmits = 0;
+  std::uint64_t gen = 0;
+  bool armed = false;
+
+  /// A new segment; true when the timer must be armed (`rto` from now).
+  bool add(Time now, Segment seg) {
+    segs.push_back(std::move(seg));
+    if (armed) return false;
+    first = now;
+    rto = kRtoInitial;
+    retransmits = 0;
+    armed = true;
+    ++gen;
+    return true;
+  }
+  /// The other side acknowledged `qid`; true when the timer must be armed again (`rto` from now).
+  bool acked(Time now, std::uint64_t qid) {
+    std::erase_if(segs, [qid](const Segment& s) { return s.qid == qid; });
+    ++gen;
+    armed = !segs.empty();
+    first = now;
+    rto = kRtoInitial;
+    retransmits = 0;
+    return armed;
+  }
+  /// The timer fired: dead (nullopt), or send everything again and look after the result. The
+  /// clock starts at the first retransmission (Linux's retrans_stamp is the segment's timestamp,
+  /// which its first retransmission sets).
+  std::optional<Duration> fire(Time now, Duration user_timeout, std::int64_t retries2) {
+    if (retransmits == 0) first = now;
+    const Duration elapsed = now - first;
+    const Duration limit = user_timeout > Duration::zero() ? user_timeout : retransmission_timeout(retries2);
+    if (retransmits > 0 && elapsed >= limit) return std::nullopt;
+    ++retransmits;
+    rto = std::min(rto * 2, kRtoMax);
+    Duration next = rto;
+    if (user_timeout > Duration::zero()) next = std::max(std::min(next, limit - elapsed), kMillisecond);  // tcp_clamp_rto_to_user_timeout
+    ++gen;
+    return next;
+  }
+};
+
+/// How long a Linux timer armed now for `d` really takes: whole jiffies (HZ=250, 4 ms, Debian's
+/// kernels), and beyond the wheel's first level the expiry rounded up to the level's granule
+/// (kernel/time/timer.c, calc_wheel_index: 32 ms for timers of 0.25-2 s, 256 ms up to 16 s,
+/// 2 s up to 2 min, ...). TCP's keepalive and retransmission timers are such timers.
+Duration linux_timer(Time now, Duration d);
+
+}  // namespace lic::scenarios::pg::detail
