@@ -9,11 +9,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "properties/history.hpp"
 #include "properties/leader.hpp"
 #include "scenarios/behaviours/pg.hpp"
+#include "scenarios/behaviours/pg/tcp.hpp"  // Outbox and linux_timer, as the server runs them
 #include "scenarios/faults/fault.hpp"
 #include "scenarios/file/read.hpp"
 #include "scenarios/run/runner.hpp"
@@ -879,4 +881,71 @@ TEST_CASE("validate: a fault may aim at node_of(leader) - a node nobody declared
   REQUIRE(es.size() == 1);
   CHECK(es[0].mark.line == 16);
   CHECK_THAT(es[0].message, Catch::Contains("unknown node 'nowhere'"));
+}
+
+TEST_CASE("pg: when an end gives up on unacknowledged data - never later than retransmission_give_up, from any instant", "[leader][pg]") {
+  // The failover check's bound (issue 33): the first RTO and the timer wheel's lateness were left
+  // out, and correct failovers of 938-944 s were flagged against 933.6 s. Here Outbox and
+  // linux_timer, as the server runs them, from many start instants.
+  struct Seg {
+    std::uint64_t qid = 0;
+  };
+  for (const auto& [retries2, user] : std::vector<std::pair<std::int64_t, Duration>>{{15, {}}, {8, {}}, {5, {}}, {3, {}}, {15, 3_s}, {15, 10_s}, {15, 100'001_ms}}) {
+    INFO("tcp_retries2 " << retries2 << ", tcp_user_timeout " << format_duration(user));
+    const Duration bound = pg::retransmission_give_up(retries2, user);
+    const Duration limit = user > Duration::zero() ? user : pg::retransmission_timeout(retries2);
+    CHECK(bound > limit + pg::kRtoInitial);
+    Duration latest{};
+    for (std::int64_t k = 0; k < 2000; ++k) {
+      const Time sent = Time{} + Duration{k * 1'234'567'891 % (3'600 * 1'000'000'000LL)};  // instants over an hour
+      pg::detail::Outbox<Seg> out;
+      Time now = sent;
+      REQUIRE(out.add(now, Seg{1}));
+      now = now + pg::detail::linux_timer(now, out.rto);
+      for (std::optional<Duration> next; (next = out.fire(now, user, retries2));) now = now + pg::detail::linux_timer(now, *next);
+      CHECK(now - sent <= bound);
+      CHECK(now - sent - pg::kRtoInitial >= limit);  // it never gives up before the limit
+      latest = std::max(latest, now - sent);
+    }
+    // The bound is what the wheel does, not a granule-per-timer guess (which was 8.5 s over for
+    // tcp_retries2 15): within a few jiffies of the latest instant seen.
+    INFO("bound " << format_duration(bound) << ", latest seen " << format_duration(latest));
+    CHECK(bound - latest <= 100_ms);
+  }
+  CHECK(pg::retransmission_give_up(15, {}) > 938_s);  // 939.5 s: the first RTO, and the wheel's lateness
+}
+
+TEST_CASE("failover: the default bound holds a failover that waited out the retransmission path - the first RTO and the wheel's lateness counted", "[leader][pg]") {
+  // The rare failover bug's minimal case, cut for 1250 s (no tcp_user_timeout): the answer in
+  // flight at 26 ms is retransmitted until tcp_retries2 15 gives up, and only then does the
+  // database end c1's session and c2 take over, 938.3 s later. A correct failover: the bound was
+  // 924.6 s + retry 1 s + 2 x query timeout 2 s = 929.6 s, and flagged it as too slow.
+  const RunResult r = run_text(R"(scenario: failover_after_retransmission
+seed: 1228
+duration: 1300s
+nodes: [c1, c2, db]
+network:
+  default: {latency: 2ms, latency_min: 1ms}
+trees:
+  - id: pg
+    node: db
+    supervisor: {strategy: one_for_one}
+    children:
+      - {id: postgres, behaviour: pg.server, args: {tcp_keepalives_idle: 60s, tcp_keepalives_interval: 10s, tcp_keepalives_count: 3}}
+      - {id: c2, node: c2, behaviour: leader.coordinator, args: {variant: fenced, leader_name: leader, workspaces: 1, retry: 1s, query_timeout: 2s}}
+  - id: c1
+    node: c1
+    supervisor: {strategy: one_for_one, intensity: 10, period: 1m}
+    children:
+      - {id: coordinator, behaviour: leader.coordinator, args: {variant: fenced, leader_name: leader, workspaces: 1, retry: 1s, query_timeout: 2s}}
+faults:
+  - {name: leader_cut, at: 26ms, partition: [c1], to: [db], duration: 1250s}
+checks:
+  - failover
+)");
+  const CheckResult& c = check_named(r, "failover");
+  INFO(c.detail);
+  CHECK(c.passed);
+  CHECK(c.detail.find("the longest 938.") != std::string::npos);  // past 929.6 s: the retransmission path
+  CHECK(c.detail.find("TCP retransmission 939528ms") != std::string::npos);
 }

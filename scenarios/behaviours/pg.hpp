@@ -69,6 +69,15 @@ inline constexpr Duration kRtoMax = kSecond * 120;
 /// How long Linux retransmits before it gives up after `retries2` retransmissions (the kernel's
 /// tcp_model_timeout with TCP_RTO_MIN): 5 -> 12.6 s, 8 -> 102.2 s, 15 -> 924.6 s.
 Duration retransmission_timeout(std::int64_t retries2);
+/// The latest an end of a connection gives up on data the other side never acknowledges,
+/// counted from when the data was first sent, as the model does it: the first RTO
+/// (kRtoInitial), then the retransmissions until `user_timeout` (when above 0) or
+/// `retransmission_timeout(retries2)` has passed since the first of them, each timer as Linux's
+/// timer wheel fires it (later than due by up to a granule of its level: 2.048 s for a 120 s
+/// RTO), from the worst instant to send at. The failover check's bound: for tcp_retries2 15,
+/// 939.5 s, where retransmission_timeout alone is 924.6 s (issue 33: correct failovers were
+/// flagged as too slow).
+Duration retransmission_give_up(std::int64_t retries2, Duration user_timeout);
 
 /// A session's own settings (libpq's `options=-c name=value`, or SET): each unset one is the
 /// server's. Names and meanings are PostgreSQL's; 0 turns a timeout off.

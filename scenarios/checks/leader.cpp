@@ -71,8 +71,10 @@ std::string describe(const pl::Failover& f) {
 }
 
 /// How long the server's OS may keep a session whose data goes unacknowledged (keepalive does
-/// not run meanwhile): tcp_user_timeout when set, else tcp_retries2's retransmission timeout.
-/// The largest over the trace's db_start events (none: zero).
+/// not run meanwhile), from when the data was first sent: the first RTO, then tcp_user_timeout
+/// when set, else tcp_retries2's retransmission timeout, every timer as late as Linux's wheel
+/// fires it (pg::retransmission_give_up). The largest over the trace's db_start events (none:
+/// zero).
 Duration tcp_limit(const EventLog& events) {
   Duration out{};
   for (const TraceEvent& e : events) {
@@ -80,7 +82,7 @@ Duration tcp_limit(const EventLog& events) {
     const auto* user = e.field<std::int64_t>(Atom("tcp_user_timeout"));
     const auto* retries = e.field<std::int64_t>(Atom("tcp_retries2"));
     if (user == nullptr || retries == nullptr) continue;
-    out = std::max(out, *user > 0 ? Duration{*user} : scenarios::pg::retransmission_timeout(*retries));
+    out = std::max(out, scenarios::pg::retransmission_give_up(*retries, Duration{*user}));
   }
   return out;
 }

@@ -8,13 +8,22 @@ namespace lic::scenarios::pg {
 
 namespace detail {
 
+namespace {
+
+/// The timer wheel's level for a timer `delta` jiffies away (calc_wheel_index).
+int wheel_level(std::int64_t delta) {
+  int lvl = 0;
+  while (lvl < 8 && delta >= (std::int64_t{63} << (3 * lvl))) ++lvl;
+  return lvl;
+}
+
+}  // namespace
+
 Duration linux_timer(Time now, Duration d) {
-  constexpr std::int64_t kJiffy = 4'000'000;
   const std::int64_t clk = now.ns / kJiffy;
   const std::int64_t delta = (std::max(d.ns, std::int64_t{0}) + kJiffy - 1) / kJiffy;
   std::int64_t expires = clk + delta;
-  int lvl = 0;
-  while (lvl < 8 && delta >= (std::int64_t{63} << (3 * lvl))) ++lvl;
+  const int lvl = wheel_level(delta);
   if (lvl > 0) expires = ((expires >> (3 * lvl)) + 1) << (3 * lvl);
   return Duration{std::max(expires * kJiffy - now.ns, d.ns)};
 }
@@ -27,6 +36,31 @@ Duration retransmission_timeout(std::int64_t retries2) {
   while ((std::int64_t{2} << thresh) * kRtoMin.ns <= kRtoMax.ns) ++thresh;  // ilog2(RTO_MAX / RTO_MIN)
   if (retries2 <= thresh) return kRtoMin * ((std::int64_t{2} << retries2) - 1);
   return kRtoMin * ((std::int64_t{2} << thresh) - 1) + kRtoMax * (retries2 - thresh);
+}
+
+Duration retransmission_give_up(std::int64_t retries2, Duration user_timeout) {
+  // The path the model takes (Outbox, linux_timer) from data sent at each instant. The wheel's
+  // rounding depends on a timer's jiffy within the coarsest granule a retransmission timer
+  // reaches (level 3, 512 jiffies: RTOs of 16 s to 120 s), and on the instant's place within its
+  // jiffy (a timer never fires before it is due, so a start late in a jiffy carries its offset
+  // along). So the starts at each jiffy of 512, at its beginning and at its end, hold the latest
+  // the path can take, to within a jiffy, which is added.
+  struct Segment {
+    std::uint64_t qid = 0;
+  };
+  constexpr std::int64_t kGranules = 512;
+  Duration latest{};
+  for (std::int64_t c = 0; c < kGranules; ++c) {
+    for (const std::int64_t offset : {std::int64_t{0}, detail::kJiffy - 1}) {
+      const Time sent{c * detail::kJiffy + offset};
+      detail::Outbox<Segment> out;
+      out.add(sent, Segment{});
+      Time now = sent + detail::linux_timer(sent, out.rto);
+      for (std::optional<Duration> next; (next = out.fire(now, user_timeout, retries2));) now = now + detail::linux_timer(now, *next);
+      latest = std::max(latest, now - sent);
+    }
+  }
+  return latest + Duration{detail::kJiffy};
 }
 
 }  // namespace lic::scenarios::pg

@@ -99,6 +99,9 @@ struct Outbox {
   }
 };
 
+/// A jiffy: Linux's timer tick at HZ=250 (Debian's kernels).
+inline constexpr std::int64_t kJiffy = 4'000'000;
+
 /// How long a Linux timer armed now for `d` really takes: whole jiffies (HZ=250, 4 ms, Debian's
 /// kernels), and beyond the wheel's first level the expiry rounded up to the level's granule
 /// (kernel/time/timer.c, calc_wheel_index: 32 ms for timers of 0.25-2 s, 256 ms up to 16 s,
