@@ -2,7 +2,9 @@
 // Kernel-private state: the process record and the Simulation's implementation. Included only by
 // sim/*.cpp.
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
 #include <set>
 #include <span>
@@ -139,13 +141,19 @@ struct NodeState {
     if (drift_ppm == 0) return local_base + (now - true_base);
     __extension__ using Wide = __int128;
     const Wide elapsed = (now - true_base).ns;
-    return local_base + Duration{static_cast<std::int64_t>(elapsed * (1'000'000 + drift_ppm) / 1'000'000)};
+    return local_base + Duration{clamped(elapsed * (1'000'000 + drift_ppm) / 1'000'000)};
   }
-  /// How long `d` of this node's clock lasts in true time.
+  /// How long `d` of this node's clock lasts in true time (a clock at half speed doubles it:
+  /// held to Duration::max(), which means never).
   Duration to_true(Duration d) const {
     if (drift_ppm == 0 || d == Duration::max()) return d;
     __extension__ using Wide = __int128;
-    return Duration{static_cast<std::int64_t>(static_cast<Wide>(d.ns) * 1'000'000 / (1'000'000 + drift_ppm))};
+    return Duration{clamped(static_cast<Wide>(d.ns) * 1'000'000 / (1'000'000 + drift_ppm))};
+  }
+  /// A 128-bit product held to 64 bits (a drift of -50 % doubles a duration).
+  __extension__ using Wide128 = __int128;
+  static std::int64_t clamped(Wide128 ns) {
+    return static_cast<std::int64_t>(std::clamp<Wide128>(ns, INT64_MIN, INT64_MAX));
   }
 };
 

@@ -93,10 +93,12 @@ void loop(Context& ctx, std::shared_ptr<State> st, Atom name, Atom table, Durati
   }
 }
 
-/// Lease: renewed every third of its ttl while leader.
+/// Lease: renewed every renew_at of its ttl (a third by default) while leader.
 void renewer(Context& ctx, std::shared_ptr<State> st) {
+  __extension__ using Wide = unsigned __int128;
+  const Duration every{static_cast<std::int64_t>(static_cast<Wide>(st->c.lease_ttl.ns) * st->c.renew_at.num / st->c.renew_at.den)};
   while (st->is_leader) {
-    ctx.sleep(st->c.lease_ttl / 3);
+    ctx.sleep(every);
     // A renewal that comes late (a GC pause, a busy event loop): two thirds of the ttl late.
     if (lic::buggify(ctx, "leader.late_renewal")) ctx.sleep(st->c.lease_ttl * 2 / 3);
     if (!st->is_leader || !st->lock_conn) return;
@@ -265,6 +267,9 @@ BehaviourFactory build_coordinator(Args& a) {
   c.query_timeout = a.positive("query_timeout");
   c.heartbeat_timeout = a.positive("heartbeat_timeout");
   c.lease_ttl = a.positive("lease_ttl");
+  const bool before = a.failed();
+  c.renew_at = a.ratio("renew_at");
+  if (c.renew_at.num == 0 && a.failed() == before) a.invalid("renew_at", "must be more than 0: a share of lease_ttl, such as 1/3 or 50%");
   c.health = a.positive("health_every");
   c.reconcile = a.positive("reconcile_every");
   c.ttl = a.positive("ttl_every");
@@ -290,7 +295,8 @@ std::vector<BehaviourInfo> leader_behaviours() {
        {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
        {"query_timeout", "duration", "10s", "the driver's command timeout"},
        {"heartbeat_timeout", "duration", "2s", "fenced: the lock session's check before each tick"},
-       {"lease_ttl", "duration", "15s", "lease: how long a lease lasts (renewed every third of it)"},
+       {"lease_ttl", "duration", "15s", "lease: how long a lease lasts (renewed every renew_at of it)"},
+       {"renew_at", "ratio", "1/3", "lease: the share of lease_ttl after which the leader renews (1: as it runs out)"},
        {"health_every", "duration", "30s", "HealthMonitor's period"},
        {"reconcile_every", "duration", "10s", "StateReconciler's period"},
        {"ttl_every", "duration", "1m", "TTL Manager's period"},

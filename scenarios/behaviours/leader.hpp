@@ -41,6 +41,9 @@ struct CoordinatorConfig {
   Duration query_timeout = kSecond * 10;  ///< the driver's command_timeout
   Duration heartbeat_timeout = kSecond * 2;  ///< fenced: the lock session's check
   Duration lease_ttl = kSecond * 15;         ///< lease
+  /// lease: the share of lease_ttl after which the leader renews (each renewal grants a new ttl).
+  /// At 1 it renews as the lease runs out, and another node can take it in between.
+  Ratio renew_at{1, 3};
   Duration health = kSecond * 30;
   Duration reconcile = kSecond * 10;
   Duration ttl = kSecond * 60;

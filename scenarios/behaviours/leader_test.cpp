@@ -874,6 +874,30 @@ TEST_CASE("validate: a bad variant, a negative keepalive, a lock id outside int6
   }
 }
 
+TEST_CASE("validate: renew_at 0 and a drift past 50 % - each at its value", "[leader][validate]") {
+  SECTION("renew_at: 0") {
+    const auto es = errors_of(one_coordinator("", "variant: lease, renew_at: 0", ""));
+    INFO(all(es));
+    REQUIRE(es.size() == 1);
+    CHECK(es[0].mark.line == 14);
+    CHECK_THAT(es[0].message, Catch::Contains("renew_at") && Catch::Contains("must be more than 0"));
+  }
+  SECTION("renew_at: 150%") {
+    const auto es = errors_of(one_coordinator("", "variant: lease, renew_at: 150%", ""));
+    INFO(all(es));
+    REQUIRE(es.size() == 1);
+    CHECK_THAT(es[0].message, Catch::Contains("renew_at") && Catch::Contains("more than 100%"));
+  }
+  SECTION("drift: -500001ppm") {
+    const auto es = errors_of(one_coordinator("", "variant: lease", "faults:\n  - {at: 1s, clock: c1, drift: -500001ppm}\n"));
+    INFO(all(es));
+    REQUIRE(es.size() == 1);
+    CHECK(es[0].mark.line == 16);
+    CHECK_THAT(es[0].message, Catch::Contains("from -500000ppm to 500000ppm"));
+    CHECK(errors_of(one_coordinator("", "variant: lease", "faults:\n  - {at: 1s, clock: c1, drift: -500000ppm}\n")).empty());
+  }
+}
+
 TEST_CASE("validate: a fault may aim at node_of(leader) - a node nobody declared is an error", "[leader][validate]") {
   CHECK(errors_of(one_coordinator("", "leader_name: leader", "faults:\n  - {at: 5m, pause: node_of(leader), duration: 1m}\n")).empty());
   const auto es = errors_of(one_coordinator("", "leader_name: leader", "faults:\n  - {at: 5m, pause: nowhere, duration: 1m}\n"));
@@ -948,4 +972,27 @@ checks:
   CHECK(c.passed);
   CHECK(c.detail.find("the longest 938.") != std::string::npos);  // past 929.6 s: the retransmission path
   CHECK(c.detail.find("TCP retransmission 939528ms") != std::string::npos);
+}
+
+TEST_CASE("lease: renew_at and a clock at half speed - renewals late in true time leave two leaders, a third or a 30 % slow clock does not", "[leader][pg]") {
+  // Two lease coordinators; 10 s in, the leader's clock starts to run at half speed. Renewing at
+  // 60 % of a 15 s lease by that clock is 18 s of true time: the lease lapses, the other node
+  // takes it, and the first goes on believing it leads until its late renewal fails.
+  const auto text = [](const std::string& renew_at, const std::string& drift) {
+    return "scenario: lease_drift\nseed: 1\nduration: 2m\nnodes: [c1, c2, db]\n"
+           "network:\n  default: {latency: 2ms, latency_min: 1ms}\ntrees:\n"
+           "  - {id: pg, node: db, supervisor: {strategy: one_for_one}, children: [{id: postgres, behaviour: pg.server}]}\n"
+           "  - {id: c1, node: c1, supervisor: {strategy: one_for_one}, children: [{id: coordinator, behaviour: leader.coordinator, "
+           "args: {variant: lease, leader_name: leader, workspaces: 1, retry: 1s, renew_at: " + renew_at + "}}]}\n"
+           "  - {id: c2, node: c2, supervisor: {strategy: one_for_one}, children: [{id: coordinator, behaviour: leader.coordinator, "
+           "args: {variant: lease, leader_name: leader, workspaces: 1, retry: 1s, renew_at: " + renew_at + "}}]}\n"
+           "faults:\n  - {at: 10s, clock: node_of(leader), drift: " + drift + "}\n"
+           "checks: [leader_safety, single_leader]\n";
+  };
+  const CheckResult split = check_named(run_text(text("60%", "-500000ppm")), "single_leader");
+  INFO(split.detail);
+  CHECK_FALSE(split.passed);
+  CHECK(split.kind == "two_leaders");
+  CHECK(check_named(run_text(text("60%", "-300000ppm")), "single_leader").passed);  // 60 % / 0.7: 86 % of the ttl
+  CHECK(check_named(run_text(text("1/3", "-500000ppm")), "single_leader").passed);  // the default: 67 %
 }

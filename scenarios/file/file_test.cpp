@@ -270,7 +270,7 @@ faults::Fault gen_fault(const Paths& p, const std::vector<std::string>& nodes, s
       f.target = faults::Target::node(*rc::gen::elementOf(nodes));
       if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>())
         f.skew = *rc::gen::arbitrary<bool>() ? gen_duration(5'000, false) : Duration::zero() - gen_duration(5'000, true);
-      if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>()) f.drift_ppm = *rc::gen::inRange<std::int64_t>(-100'000, 100'001);
+      if (f.kind == Kind::clock && *rc::gen::arbitrary<bool>()) f.drift_ppm = *rc::gen::inRange<std::int64_t>(-500'000, 500'001);
       if (f.kind == Kind::pause) f.duration = gen_edge_duration(5'000, false);  // 0s included
       if (f.kind == Kind::pause && f.duration <= 10_s && *rc::gen::arbitrary<bool>()) {  // each pause its own length
         const Duration hi = f.duration + gen_duration(5'000, false);
@@ -330,7 +330,7 @@ Scenario gen_scenario() {
     nodes.push_back("n" + std::to_string(i));
     const Duration skew = *rc::gen::arbitrary<bool>() ? gen_duration(100, false) : Duration{};
     s.nodes.push_back(NodeDecl{nodes.back(), *rc::gen::arbitrary<bool>() ? Duration::zero() - skew : skew,
-                               *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<std::int64_t>(-100'000, 100'001) : 0, {}});
+                               *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<std::int64_t>(-500'000, 500'001) : 0, {}});
   }
   if (*rc::gen::arbitrary<bool>()) s.default_link = gen_link();
   for (int i = 0, n = nodes.size() < 2 ? 0 : *rc::gen::inRange(0, 3); i < n; ++i) {
