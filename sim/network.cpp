@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "sim/kernel.hpp"
@@ -517,6 +519,8 @@ void Simulation::set_clock_skew(Atom node, Duration skew) {
 }
 
 void Simulation::set_clock(Atom node, Duration skew, std::int64_t drift_ppm) {
+  if (drift_ppm < -kMaxDriftPpm || drift_ppm > kMaxDriftPpm)
+    throw std::invalid_argument("set_clock: a drift of " + std::to_string(drift_ppm) + " ppm is beyond +-500000 ppm");
   NodeState& s = impl_->nodes[impl_->node_of(node)];
   s.local_base = s.local(now_);  // the drift changes from now on
   s.true_base = now_;

@@ -173,8 +173,10 @@ class Simulation {
   /// From now on the node's wall clock is off by `skew` and its clock drifts `drift_ppm` parts
   /// per million (+100 runs 0.01 % fast): what its processes read as now, and how long their
   /// timers last. Traced as `clock_change` (msg: the skew in ns, as a signed number; other: the
-  /// drift in ppm, as a signed number).
+  /// drift in ppm, as a signed number). A drift beyond ±kMaxDriftPpm (a clock at half speed, or
+  /// half again as fast) throws std::invalid_argument.
   void set_clock(Atom node, Duration skew, std::int64_t drift_ppm);
+  static constexpr std::int64_t kMaxDriftPpm = 500'000;
   /// The node's wall clock now.
   Time node_time(Atom node);
   Duration clock_skew(Atom node);

@@ -270,6 +270,9 @@ BehaviourFactory build_coordinator(Args& a) {
   const bool before = a.failed();
   c.renew_at = a.ratio("renew_at");
   if (c.renew_at.num == 0 && a.failed() == before) a.invalid("renew_at", "must be more than 0: a share of lease_ttl, such as 1/3 or 50%");
+  __extension__ using Wide = unsigned __int128;
+  if (c.renew_at.num != 0 && static_cast<Wide>(c.lease_ttl.ns) * c.renew_at.num / c.renew_at.den < static_cast<Wide>(kMillisecond.ns))
+    a.invalid("renew_at", "renews more often than once a millisecond: make it, or lease_ttl, larger");
   c.health = a.positive("health_every");
   c.reconcile = a.positive("reconcile_every");
   c.ttl = a.positive("ttl_every");

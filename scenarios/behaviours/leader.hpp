@@ -18,7 +18,7 @@
 //   incarnation left, would otherwise hold the lock until the server's keepalive ended it
 //   (2 h 11 m with Linux's defaults).
 // - lease: leadership is a time lease in the database (granted for `lease_ttl` on the database's
-//   clock, renewed every third of it); a leader acts while its own wall clock says the lease
+//   clock, renewed every `renew_at` of it: a third by default); a leader acts while its own wall clock says the lease
 //   runs. No fencing: a skewed or paused node breaks it.
 //
 // Each coordinator traces `coordinator_start {lock, variant, retry, query_timeout,

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "properties/leader.hpp"
 #include "scenarios/behaviours/pg.hpp"
@@ -76,15 +78,26 @@ std::string describe(const pl::Failover& f) {
 /// fires it (pg::retransmission_give_up). The largest over the trace's db_start events (none:
 /// zero).
 Duration tcp_limit(const EventLog& events) {
-  Duration out{};
+  std::set<std::pair<std::int64_t, std::int64_t>> settings;  // each server start's, once (a restart repeats them)
   for (const TraceEvent& e : events) {
     if (e.kind != EventKind::system || e.name != pl::leader::kStart) continue;
     const auto* user = e.field<std::int64_t>(Atom("tcp_user_timeout"));
     const auto* retries = e.field<std::int64_t>(Atom("tcp_retries2"));
-    if (user == nullptr || retries == nullptr) continue;
-    out = std::max(out, scenarios::pg::retransmission_give_up(*retries, Duration{*user}));
+    if (user != nullptr && retries != nullptr) settings.insert({*retries, *user});
   }
+  Duration out{};
+  for (const auto& [retries, user] : settings) out = std::max(out, scenarios::pg::retransmission_give_up(retries, Duration{user}));
   return out;
+}
+
+/// How much longer than written a timer can last in true time: a node whose clock runs slow
+/// (the slowest drift any clock had in the run) stretches the keepalive, the retransmissions,
+/// the retry and the query timeouts alike. 1 when no clock ran slow.
+double slowest_clock_stretch(const EventLog& events) {
+  std::int64_t slowest = 0;
+  for (const TraceEvent& e : events)
+    if (e.kind == EventKind::clock_change) slowest = std::min(slowest, static_cast<std::int64_t>(e.other.id));
+  return 1e6 / static_cast<double>(1'000'000 + slowest);
 }
 
 CheckJudge failover(Args& a) {
@@ -95,13 +108,14 @@ CheckJudge failover(Args& a) {
     const pl::Leadership l = pl::leadership(*in.events, in.end);
     if (!l.any_write) return Verdict{false, "no leader ever acted", std::nullopt, "nobody_led"};
     const Duration tcp = tcp_limit(*in.events);
+    const double stretch = slowest_clock_stretch(*in.events);
     std::optional<double> margin;
     const Duration session_end = std::max(l.keepalive, tcp);  // the old session must end
     std::vector<std::string> late;
     const pl::Failover* first_late = nullptr;
     Duration longest{};
     for (const pl::Failover& f : l.failovers) {
-      const Duration bound = within ? *within : l.bound(f) - l.keepalive + session_end;
+      const Duration bound = within ? *within : Duration{static_cast<std::int64_t>(static_cast<double>((l.bound(f) - l.keepalive + session_end).ns) * stretch)};
       longest = std::max(longest, f.took());
       if (bound > Duration::zero()) {
         const double m = f.done() ? static_cast<double>((bound - f.took()).ns) / static_cast<double>(bound.ns) : -1.0;
@@ -114,9 +128,10 @@ CheckJudge failover(Args& a) {
     const auto n = static_cast<std::int64_t>(l.failovers.size());
     const std::string bound = within ? format_duration(*within)
                                      : fmt::format("the larger of keepalive {} and TCP retransmission {} + retry {} + 2 x query "
-                                                   "timeout {} + the time no candidate could reach the database",
+                                                   "timeout {} + the time no candidate could reach the database{}",
                                                    format_duration(l.keepalive), format_duration(tcp), format_duration(l.retry),
-                                                   format_duration(l.query_timeout));
+                                                   format_duration(l.query_timeout),
+                                                   stretch > 1 ? fmt::format(", all x {:.3f} for a clock that ran slow", stretch) : "");
     std::string d = fmt::format("{} failover{}, the longest {:.3f}s (bound: {})", n, n == 1 ? "" : "s", seconds(longest), bound);
     if (!late.empty()) d = fmt::format("{} too slow: {}; {}", late.size(), late.front(), d);
     if (n < min) d = fmt::format("only {} leader losses, fewer than {}; {}", n, min, d);

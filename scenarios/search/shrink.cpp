@@ -305,7 +305,7 @@ class Shrinker {
   Outcome judge(const Scenario& s) const;
   bool spent() const;
   bool attempt(State c, const std::vector<Edit>& edits);
-  void hop_home();
+  void hop_home(bool first);
   Tried try_one(State& c, const std::vector<Edit>& edits);
   void note(const Edit& e);
   void report() const;
@@ -372,6 +372,10 @@ class Shrinker {
   /// fail at the current seed is tried once more at another (seed_hop), and kept there.
   bool hopping_ = false;
   std::size_t hops_ = 0;  ///< runs at another seed so far (at most a fifth of the budget)
+  /// Of them, in a row since one was last kept: at kHopsMissed the hops stop (a failure that
+  /// does not depend on the seed keeps none, and each would be a run spent for nothing).
+  std::size_t hops_missed_ = 0;
+  static constexpr std::size_t kHopsMissed = 16;
   /// The faults a stochastic one was split into, one per firing -> the name it had.
   std::map<std::string, std::string> split_;
 };
@@ -481,7 +485,8 @@ std::uint64_t seed_hop(std::uint64_t seed) { return seed == 1 ? 2 : 1; }
 
 bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
   const Tried t = try_one(c, edits);
-  if (t != Tried::not_failing || !hopping_ || !o_.move_seed || hops_ >= o_.max_runs / 5) return t == Tried::kept;
+  if (t != Tried::not_failing || !hopping_ || !o_.move_seed || hops_ >= o_.max_runs / 5 || hops_missed_ >= kHopsMissed)
+    return t == Tried::kept;
   // A value moved can need other draws to fail as before (a stop that lands between two
   // batches at this seed, inside one at another): the same candidate at another seed.
   const std::uint64_t from = cur_.s.seed;
@@ -491,6 +496,7 @@ bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
   const std::size_t runs = runs_;
   const bool kept = try_one(c, hopped) == Tried::kept;
   hops_ += runs_ - runs;
+  hops_missed_ = kept ? 0 : hops_missed_ + (runs_ - runs);
   return kept;
 }
 
@@ -500,13 +506,12 @@ bool Shrinker::attempt(State c, const std::vector<Edit>& edits) {
 /// Before anything is removed, the run at seed 1 may be a little longer than the original's (a
 /// bug that fails at every seed, where each seed's run has its own length): up to a quarter
 /// longer, and the bound on every later candidate becomes that run's length.
-void Shrinker::hop_home() {
+void Shrinker::hop_home(bool first) {
   if (!o_.move_seed || cur_.s.seed == seed_hop(0) || spent()) return;
   pass_ = "seed";
   State c = cur_;
   c.s.seed = seed_hop(0);
   const Edit e{"seed", "", std::to_string(cur_.s.seed), std::to_string(c.s.seed)};
-  const bool first = kept_ <= 1;  // nothing kept yet but the checks removed
   const std::uint64_t was = longest_;
   if (first) longest_ = was + was / 4;
   const Scoped<bool> any_length(first_hop_, first);
@@ -668,7 +673,9 @@ void Shrinker::finish(const Scenario& from, ShrinkResult& r) const {
   };
   for (const Edit& e : edits_) {
     if (e.to.empty()) r.removed.push_back(e.subject + (e.from.empty() ? "" : " (" + e.from + ")"));
-    else if (!under_gone(path(e.subject))) r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
+    // A value moved and moved back (a seed hopped to 2, then home to 1) is no change.
+    else if (!under_gone(path(e.subject)) && e.to != e.from)
+      r.changed.push_back(e.subject + (e.field.empty() ? "" : " " + e.field) + ": " + e.from + " -> " + e.to);
   }
 }
 
@@ -676,7 +683,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
   ShrinkResult r;
   if (!start(s, r)) return r;
   normalise(s);
-  hop_home();
+  hop_home(true);  // before anything is removed
   ddmin();
   // Greedy passes until a whole round keeps nothing (or two in a row keep only small moves,
   // below). Every kept candidate costs a run, so the budget bounds the rounds. The phases are cut
@@ -688,7 +695,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
   for (bool again = true; again && !spent();) {
     const std::size_t kept = kept_;
     const ShrinkSize at = size_of(cur_.s, cur_out_);
-    hop_home();
+    hop_home(false);
     remove_each();
     remove_children();
     remove_nodes();
@@ -982,7 +989,10 @@ void Shrinker::rename_survivors() {
     State c = cur_;
     const std::string was = c.s.faults[i].name;
     c.s.faults[i].name = own;
-    if (attempt(std::move(c), {{"fault " + was, "name", was, own}})) split_[own] = own;
+    if (!attempt(std::move(c), {{"fault " + was, "name", was, own}})) continue;
+    split_[own] = own;
+    // The firing that had the name went; the name did not: the list says what the file holds.
+    std::erase_if(edits_, [&](const Edit& x) { return x.subject == "fault " + own && x.to.empty(); });
   }
 }
 

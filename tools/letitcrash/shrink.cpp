@@ -75,9 +75,11 @@ std::string one_line(std::string s) {
 std::string header(const ShrinkResult& r, const ShrinkArgs& a, const std::string& reproduce, const std::string& seeds) {
   const ShrinkSize& b = r.before;
   const ShrinkSize& z = r.after;
-  std::string h = fmt::format("# Shrunk by `letitcrash shrink` from {}, seed {}{}, tie-break {}, in {} runs.\n", a.file, r.seed,
+  std::string h = fmt::format("# Shrunk by `letitcrash shrink` from {}, seed {}{}, tie-break {}, in {} runs{}.\n", a.file, r.seed,
                               a.swarm ? " (its swarm configuration: the faults it turned on and the buggify points)" : "",
-                              to_string(r.tie_break), r.runs);
+                              to_string(r.tie_break), r.runs,
+                              r.scenario.seed == r.seed ? ""
+                                                        : fmt::format("; it runs at seed {}, where it fails the same way (see Changed)", r.scenario.seed));
   h += fmt::format("# It fails {} as the original did:\n#   {}\n", r.failure.name, one_line(r.failure.detail));
   h += fmt::format("# Before -> after: faults {} -> {}, steps {} -> {}, processes {} -> {}, nodes {} -> {}, virtual time {} -> {}, "
                    "events {} -> {}.\n",

@@ -5,6 +5,8 @@
 // pg.server and its arguments.
 #include "scenarios/behaviours/pg/server.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,6 +137,9 @@ std::vector<BehaviourInfo> pg_behaviours() {
         c.keepalive_count = a.integer("tcp_keepalives_count");
         if (c.keepalive_count < 1) a.invalid("tcp_keepalives_count", "must be 1 or more");
         c.tcp_user_timeout = a.duration("tcp_user_timeout");
+        // Linux takes it in milliseconds as an int (TCP_USER_TIMEOUT): at most 24.8 days.
+        if (c.tcp_user_timeout > kMillisecond * std::numeric_limits<std::int32_t>::max())
+          a.invalid("tcp_user_timeout", "must be at most 2147483647ms (Linux takes it as an int of milliseconds)");
         c.tcp_retries2 = a.integer("tcp_retries2");
         if (c.tcp_retries2 < 1 || c.tcp_retries2 > 255) a.invalid("tcp_retries2", "must be 1 to 255");
         c.idle_session_timeout = a.duration("idle_session_timeout");
