@@ -184,6 +184,9 @@ struct Scenario {
   std::vector<NodeDecl> nodes{};  ///< the first is the default node; empty: one node, node0
   LinkParams default_link{};
   std::vector<LinkDecl> links{};
+  /// How nodes notice lost contact (`network: {detection: ticks, net_ticktime: 60s}`): a zero
+  /// ticktime is instant detection (docs/network.md).
+  NetTicks net_ticks{};
   /// The root trees, each on its node (its spec.node; empty: the default node); each boots
   /// again when its node restarts.
   std::vector<TreeNode> trees{};

@@ -172,7 +172,7 @@ void Context::exit(Pid target, Reason reason) {
   if (t != nullptr && !t->dead && t->node_ix != self_->node_ix) {
     // exit/2 to another node crosses the network; it is lost (and traced so) if the two nodes
     // are out of contact.
-    if (k.connected(self_->node_ix, t->node_ix)) {
+    if (k.reach(self_->node_ix, t->node_ix)) {
       k.net_exit(self_->pid, self_, t, reason, false);
     } else {
       k.note(EventKind::exit_signal, nullptr, t->pid, self_->pid, reason, Atom("lost"));

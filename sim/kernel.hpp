@@ -136,6 +136,12 @@ struct NodeState {
   Time true_base{};
   std::function<void()> boot;
   Disk disk;  ///< survives the node's crashes and restarts
+  // Net ticks only: the node's ticker (net_kernel's) fires at tick_base + k * ticktime / 4.
+  Time tick_base{};
+  bool ticker_set = false;
+  std::uint32_t boots = 0;  ///< restarts so far (each restart draws a new ticker phase)
+  Time pause_start{};       ///< when the current (or last) pause began
+  Time down_since{};        ///< when the node last crashed
 
   Time local(Time now) const {
     if (drift_ppm == 0) return local_base + (now - true_base);
@@ -157,6 +163,18 @@ struct NodeState {
   }
 };
 
+/// Removes the first `p` of a link list (a pid is in one at most once).
+inline void erase_pid(std::vector<Pid>& v, Pid p) {
+  auto it = std::find(v.begin(), v.end(), p);
+  if (it != v.end()) v.erase(it);
+}
+
+/// Removes the monitor `r` from a monitor list.
+inline void erase_ref(std::vector<MonitorEntry>& v, Ref r) {
+  auto it = std::find_if(v.begin(), v.end(), [r](const MonitorEntry& e) { return e.ref == r; });
+  if (it != v.end()) v.erase(it);
+}
+
 /// One directed path between two nodes: its own random stream and its FIFO order. When the two
 /// nodes lose contact, what is in flight on it is taken off at once (lose_contact), so nothing
 /// that lands was sent before the loss.
@@ -168,6 +186,27 @@ struct Channel {
   std::deque<std::uint32_t> fifo;  // in-flight slots in send order (the ones that keep order)
   bool has_params = false;
   LinkParams params;
+  // Net ticks only (net_ticks.cpp): the path's part in a cut of the two nodes' connection.
+  Time episode = Time::max();     ///< when the cut began (either way blocked); max: none
+  Time stop = Time::max();        ///< from here on nothing new lands (blocked, or starved of ACKs)
+  Time first_send = Time::max();  ///< the first message sent since the cut began
+  Time resume = Time::max();      ///< after the heal: when what was held lands
+  Time last_land{};               ///< when something from this path last landed (a read)
+};
+
+/// Distributed Erlang's connection between two nodes as each side sees it, under net ticks
+/// (net_ticks.cpp, docs/network.md). A pair without one is connected both ways.
+struct Conn {
+  struct Fire {
+    Pid from;
+    Pid to;
+    Ref ref;  // a monitor's DOWN; empty: a link's exit signal
+  };
+  bool up[2] = {true, true};        ///< [0]: the side of the node with the lower index
+  bool check[2] = {false, false};   ///< a detection check is pending for the side
+  std::uint32_t token[2] = {1, 1};  ///< a side's pending events carry it; going down bumps it
+  Time down_at[2];                  ///< when the side last went down
+  std::vector<Fire> pending[2];     ///< what the side fires when it sees the connection go
 };
 
 struct ChanWaiter;
@@ -203,6 +242,7 @@ struct Flight {
   Reason reason;           // exit signals
   bool via_link = false;   // exit signals: from a link (else exit/2)
   bool fifo = true;
+  bool held = false;       // net ticks: waits in TCP for the cut to heal (no pending event)
   bool live = false;
   std::uint32_t channel = 0;
   std::uint32_t gen = 1;
@@ -211,7 +251,7 @@ struct Flight {
 };
 
 struct Simulation::Impl {
-  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume };
+  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume, kTickCheck, kConnClose };
 
   Simulation& sim;
   EventQueue queue;
@@ -328,9 +368,57 @@ struct Simulation::Impl {
   bool path_blocked(std::uint32_t a, std::uint32_t b) const {
     return !blocked_paths.empty() && blocked_paths.count({a, b}) != 0;
   }
+  /// Whether `a` counts itself connected to `b`: instant detection, both up and neither way
+  /// blocked; under net ticks, both up and a's side of their connection up (a cut is not
+  /// noticed until the ticks say so).
   bool connected(std::uint32_t a, std::uint32_t b) const {
-    return a == b || (nodes[a].up && nodes[b].up && !path_blocked(a, b) && !path_blocked(b, a));
+    if (a == b) return true;
+    if (!nodes[a].up || !nodes[b].up) return false;
+    if (ticks()) return side_up(a, b);
+    return !path_blocked(a, b) && !path_blocked(b, a);
   }
+  /// connected(), or under net ticks a new connection set up on demand (as distributed Erlang
+  /// connects on a send, link or monitor) when both ways are open.
+  bool reach(std::uint32_t a, std::uint32_t b);
+
+  // net_ticks.cpp: detection by net ticks (docs/network.md).
+  NetTicks net;
+  std::map<std::uint64_t, Conn> conns;  // min << 32 | max -> the pair's connection (lookups only)
+  bool ticks() const { return net.ticktime != Duration::zero(); }
+  static std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) {
+    return a < b ? (std::uint64_t{a} << 32 | b) : (std::uint64_t{b} << 32 | a);
+  }
+  static int side_of(std::uint32_t s, std::uint32_t o) { return s < o ? 0 : 1; }
+  bool side_up(std::uint32_t s, std::uint32_t o) const {
+    auto it = conns.find(pair_key(s, o));
+    return it == conns.end() || it->second.up[side_of(s, o)];
+  }
+  Conn& conn(std::uint32_t a, std::uint32_t b) { return conns[pair_key(a, b)]; }
+  Duration tick_interval() const { return Duration{net.ticktime.ns / 4}; }
+  Time tick_base(std::uint32_t n);
+  Time next_tick(std::uint32_t n, Time t);  ///< the node's first tick at or after t
+  Time last_tick(std::uint32_t n, Time t);  ///< its last tick at or before t (Time{} - 1: none)
+  Duration rto(Channel& c);
+  /// When `s` last read anything from `o` as of `t` (a landing, or o's tick).
+  Time last_read(std::uint32_t o, std::uint32_t s, Time t);
+  bool reads_stopped(std::uint32_t o, std::uint32_t s, Time t);
+  void ensure_check(std::uint32_t s, std::uint32_t o);
+  void tick_check(std::uint32_t s, std::uint32_t o, std::uint32_t token);
+  void close_later(std::uint32_t s, std::uint32_t o, Time at);
+  void hold_in_flight(Channel& c);
+  bool holding(const Channel& c, std::uint32_t to) const;
+  void note_send(Channel& c);
+  void tick_block(std::uint32_t a, std::uint32_t b);
+  void tick_heal(std::uint32_t a, std::uint32_t b);
+  void tick_pause(std::uint32_t n);
+  void tick_crash(std::uint32_t n);
+  /// Side `s` sees its connection to `o` go (`why`: net_tick_timeout, connection_closed).
+  void lose_side(std::uint32_t s, std::uint32_t o, Atom why);
+  void release_held(Channel& c, Time at);
+  /// Under net ticks: notes a send on the path; true when the flight waits (held).
+  bool ticks_hold(Channel& c, std::uint32_t to, Flight& f);
+  /// Runs `fn` net_setuptime from now (a link, monitor or call to a node it cannot reach).
+  void after_setup_time(std::function<void()> fn);
   bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }
   Channel& channel(std::uint32_t from, std::uint32_t to);
   LinkParams effective(Channel& c);

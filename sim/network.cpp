@@ -133,7 +133,12 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
     return;
   }
-  if (path_blocked(a, b)) {
+  if (ticks()) {
+    if (!reach(a, b)) {
+      note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
+      return;
+    }
+  } else if (path_blocked(a, b)) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
     return;
   }
@@ -177,10 +182,25 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
       c.last_arrival = f.arrival;
     }
     f.msg = copy->release();
+    const bool held = ticks_hold(c, b, f);
     const std::uint32_t slot = new_flight(std::move(f));
     if (flights[slot].fifo) c.fifo.push_back(slot);
-    schedule_flight(slot);
+    if (!held) schedule_flight(slot);
   }
+}
+
+bool Simulation::Impl::ticks_hold(Channel& c, std::uint32_t to, Flight& f) {
+  if (!ticks()) return false;
+  note_send(c);
+  if (holding(c, to)) {
+    f.held = true;  // waits in TCP: released after the heal, or lost with the connection
+    return true;
+  }
+  if (c.resume != Time::max() && f.arrival < c.resume) {
+    f.arrival = c.resume;  // behind what was held
+    if (f.fifo) c.last_arrival = std::max(c.last_arrival, f.arrival);
+  }
+  return false;
 }
 
 Flight Simulation::Impl::take_flight(std::uint32_t slot) {
@@ -216,13 +236,14 @@ void Simulation::Impl::net_exit(Pid from, Process* from_proc, Process* to, Reaso
   f.channel = static_cast<std::uint32_t>(&c - channels.data());
   f.arrival = std::max(sim.now_ + lat + p.clog, c.last_arrival);
   c.last_arrival = f.arrival;
+  const bool held = ticks_hold(c, b, f);
   const std::uint32_t slot = new_flight(std::move(f));
   c.fifo.push_back(slot);
-  schedule_flight(slot);
+  if (!held) schedule_flight(slot);
 }
 
 void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
-  if (slot >= flights.size() || !flights[slot].live || flights[slot].gen != gen) return;
+  if (slot >= flights.size() || !flights[slot].live || flights[slot].gen != gen || flights[slot].held) return;
   const std::uint32_t ch = flights[slot].channel;
   const std::uint32_t dest = channels[ch].to;
   if (paused(dest)) {
@@ -230,6 +251,7 @@ void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
     queue.push(nodes[dest].paused_until, EventQueue::Item{kNet, gen, slot});
     return;
   }
+  channels[ch].last_land = sim.now_;  // (net ticks: the receiving side read something)
   if (!flights[slot].fifo) {
     Flight f = take_flight(slot);
     deliver_flight(f);
@@ -241,7 +263,7 @@ void Simulation::Impl::land(std::uint32_t slot, std::uint32_t gen) {
     std::deque<std::uint32_t>& q = channels[ch].fifo;
     if (q.empty()) return;
     const std::uint32_t s = q.front();
-    if (sim.now_ < flights[s].arrival) return;
+    if (sim.now_ < flights[s].arrival || flights[s].held) return;
     q.pop_front();
     Flight f = take_flight(s);
     deliver_flight(f);  // may grow `flights` and `channels`: nothing held across it
@@ -426,14 +448,21 @@ void Simulation::block(Atom from, Atom to) {
   const bool was = k.connected(a, b);
   k.blocked_paths.emplace(a, b);
   k.note_node(EventKind::partition, a, to);
-  if (was) k.lose_contact(a, b);
+  if (k.ticks()) {
+    if (k.nodes[a].up && k.nodes[b].up) k.tick_block(a, b);
+  } else if (was) {
+    k.lose_contact(a, b);
+  }
 }
 
 void Simulation::unblock(Atom from, Atom to) {
   Impl& k = *impl_;
   const std::uint32_t a = k.node_of(from);
   const std::uint32_t b = k.node_of(to);
-  if (k.blocked_paths.erase({a, b}) != 0) k.note_node(EventKind::heal, a, to);
+  if (k.blocked_paths.erase({a, b}) != 0) {
+    k.note_node(EventKind::heal, a, to);
+    if (k.ticks()) k.tick_heal(a, b);
+  }
 }
 
 void Simulation::heal_all() {
@@ -442,6 +471,9 @@ void Simulation::heal_all() {
   auto paths = std::move(k.blocked_paths);
   k.blocked_paths.clear();
   for (const auto& [a, b] : paths) k.note_node(EventKind::heal, a, k.nodes[b].name);
+  if (k.ticks()) {
+    for (const auto& [a, b] : paths) k.tick_heal(a, b);
+  }
 }
 
 bool Simulation::blocked(Atom from, Atom to) {
@@ -466,6 +498,7 @@ void Simulation::crash_node(Atom node) {
   }
   k.nodes[n].up = false;
   k.nodes[n].paused_until = now_;
+  k.nodes[n].down_since = now_;
   k.note_node(EventKind::node_down, n);
   const bool was_draining = k.draining;
   k.draining = true;
@@ -475,8 +508,13 @@ void Simulation::crash_node(Atom node) {
     p->dying = true;
     k.deaths.emplace_back(p, Reason::killed());
   }
-  // ...and every other node sees the connection go: noconnection on links and monitors.
-  for (std::uint32_t j : peers) k.lose_contact(n, j);
+  // ...and every other node sees the connection go: noconnection on links and monitors (under
+  // net ticks, each when its side hears of it).
+  if (k.ticks()) {
+    k.tick_crash(n);
+  } else {
+    for (std::uint32_t j : peers) k.lose_contact(n, j);
+  }
   k.draining = was_draining;
   if (!was_draining) k.drain_deaths();
 }
@@ -486,6 +524,12 @@ void Simulation::restart_node(Atom node) {
   const std::uint32_t n = k.node_of(node);
   if (k.nodes[n].up) return;
   k.nodes[n].up = true;
+  if (k.ticks()) {
+    // A new net_kernel: a new ticker phase from now.
+    ++k.nodes[n].boots;
+    k.nodes[n].tick_base = now_;
+    k.nodes[n].ticker_set = false;
+  }
   k.note_node(EventKind::node_up, n);
   if (k.nodes[n].boot) {
     std::function<void()> boot = k.nodes[n].boot;  // boot may replace it
@@ -506,7 +550,9 @@ void Simulation::pause_node(Atom node, Duration d) {
   const std::uint32_t n = k.node_of(node);
   const Time until = now_ + d;
   if (!k.nodes[n].up || d <= Duration::zero() || until <= k.nodes[n].paused_until) return;
+  if (!k.paused(n)) k.nodes[n].pause_start = now_;
   k.nodes[n].paused_until = until;
+  if (k.ticks()) k.tick_pause(n);
   ++k.paused_nodes;  // one per pending resume event
   k.note_node(EventKind::node_pause, n, {}, static_cast<std::uint64_t>(until.ns));
   k.queue.push(until, EventQueue::Item{Impl::kResume, 0, n});

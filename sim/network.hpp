@@ -45,4 +45,17 @@ struct LinkEffect {
   Duration clog{};
 };
 
+/// How nodes notice that they lost contact (docs/network.md). `ticktime` zero: at the instant of
+/// a block (the simulator's first model). Otherwise distributed Erlang's net ticks: each node's
+/// net_kernel ticks every ticktime / 4, and a side declares its peer down when it has read
+/// nothing from it for four ticks (0.75 to 1.25 ticktime after a cut), each side on its own.
+/// Until then a cut loses nothing: what is sent waits and arrives after the heal, at the first
+/// TCP retransmission after it. `setuptime` is net_setuptime: how long a link, monitor or call
+/// to a node that cannot be reached waits before it fails.
+struct NetTicks {
+  Duration ticktime{};
+  Duration setuptime = Duration{7'000'000'000};
+  bool operator==(const NetTicks&) const = default;
+};
+
 }  // namespace lic

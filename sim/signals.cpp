@@ -19,16 +19,6 @@ const Atom kDied("died");
 const Atom kBehaviour("behaviour");
 const Atom kProcess("process");
 const Atom kMailboxFull("mailbox_full");
-
-void erase_pid(std::vector<Pid>& v, Pid p) {
-  auto it = std::find(v.begin(), v.end(), p);
-  if (it != v.end()) v.erase(it);
-}
-
-void erase_ref(std::vector<MonitorEntry>& v, Ref r) {
-  auto it = std::find_if(v.begin(), v.end(), [r](const MonitorEntry& e) { return e.ref == r; });
-  if (it != v.end()) v.erase(it);
-}
 }  // namespace
 
 // ---- trace ---------------------------------------------------------------------------------
@@ -104,7 +94,7 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   SpawnResult r{p->pid, {}};
   // Spawning onto a node that is down or cut off from the spawner: as in distributed Erlang the
   // spawner gets a pid, the process never runs, and its link or monitor fires noconnection.
-  const bool reachable = parent != nullptr ? connected(parent->node_ix, p->node_ix)
+  const bool reachable = parent != nullptr ? reach(parent->node_ix, p->node_ix)
                                            : nodes[p->node_ix].up;
   if (!reachable) {
     p->started = true;
@@ -268,7 +258,16 @@ void Simulation::Impl::link(Process* p, Pid other) {
     return;
   }
   if (std::find(p->links.begin(), p->links.end(), other) != p->links.end()) return;
-  if (!connected(p->node_ix, o->node_ix)) {
+  if (!reach(p->node_ix, o->node_ix)) {
+    if (ticks()) {
+      // The connection attempt fails after net_setuptime: the link never was.
+      const Pid self = p->pid;
+      after_setup_time([this, self, other] {
+        if (Process* q = find(self); q != nullptr && !q->dead && !q->dying)
+          exit_signal(other, nullptr, q, Reason::noconnection(), true);
+      });
+      return;
+    }
     exit_signal(other, nullptr, p, Reason::noconnection(), true);
     return;
   }
@@ -305,7 +304,15 @@ Ref Simulation::Impl::monitor(Process* p, Pid other) {
     deliver_down(p, other, ref, Reason::noproc());
     return ref;
   }
-  if (!connected(p->node_ix, o->node_ix)) {
+  if (!reach(p->node_ix, o->node_ix)) {
+    if (ticks()) {
+      const Pid self = p->pid;
+      after_setup_time([this, self, other, ref] {
+        if (Process* q = find(self); q != nullptr && !q->dead && !q->dying)
+          deliver_down(q, other, ref, Reason::noconnection());
+      });
+      return ref;
+    }
     deliver_down(p, other, ref, Reason::noconnection());
     return ref;
   }

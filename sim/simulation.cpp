@@ -281,6 +281,16 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
     case kNet:
       land(static_cast<std::uint32_t>(e.item.a), e.item.b);
       return;
+    case kTickCheck:
+      tick_check(static_cast<std::uint32_t>(e.item.a >> 32), static_cast<std::uint32_t>(e.item.a), e.item.b);
+      return;
+    case kConnClose: {
+      const auto s = static_cast<std::uint32_t>(e.item.a >> 32);
+      const auto o = static_cast<std::uint32_t>(e.item.a);
+      const Conn& cn = conn(s, o);
+      if (cn.up[side_of(s, o)] && cn.token[side_of(s, o)] == e.item.b) lose_side(s, o, Atom("connection_closed"));
+      return;
+    }
     case kResume: {
       --paused_nodes;
       const auto n = static_cast<std::uint32_t>(e.item.a);

@@ -141,8 +141,13 @@ class Simulation {
   /// Unblocks every path.
   void heal_all();
   bool blocked(Atom from, Atom to);
-  /// Both nodes up and neither way blocked.
+  /// Instant detection: both nodes up and neither way blocked. Under net ticks: both up and
+  /// `a` has not (yet) declared `b` down.
   bool connected(Atom a, Atom b);
+  /// How lost contact is noticed (sim/network.hpp NetTicks): set before the run. A zero
+  /// ticktime (the default) is instant detection.
+  void set_net_ticks(const NetTicks& t);
+  const NetTicks& net_ticks() const;
   /// Kills every process on the node at once (reason `killed`, no cleanup); processes elsewhere
   /// linked to or monitoring them get `noconnection`. The node stays down until restart_node.
   void crash_node(Atom node);

@@ -97,6 +97,7 @@ std::string_view to_string(EventKind k) {
     case EventKind::task_exit: return "task_exit";
     case EventKind::mailbox_wait: return "mailbox_wait";
     case EventKind::clock_change: return "clock_change";
+    case EventKind::connect: return "connect";
   }
   return "?";
 }

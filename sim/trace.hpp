@@ -47,7 +47,9 @@ enum class EventKind : std::uint16_t {
   partition,    ///< messages from `node` to the node named by `tag` are blocked from now on
   heal,         ///< the path from `node` to `tag` carries messages again
   disconnect,   ///< `node` and `tag` lost contact: links and monitors between them fired
-                ///< noconnection; msg = how many signals fired
+                ///< noconnection; msg = how many signals fired. Under net ticks, one per side:
+                ///< `node`'s side saw it, `node`'s processes fired; reason = net_tick_timeout or
+                ///< connection_closed
   node_pause,   ///< the node runs nothing until msg (ns of virtual time)
   node_resume,  ///< the pause ended
   link_change,  ///< the path from `node` to `tag` changed (latency, loss, clog, ...)
@@ -66,6 +68,8 @@ enum class EventKind : std::uint16_t {
                 ///< the node is killed (node_down follows)
   mailbox_wait,  ///< pid waits to send to `other`, whose bounded mailbox is full (msg: its length)
   clock_change,  ///< `node`'s clock changed: msg = its skew in ns, other = its drift in ppm (both signed)
+  connect,       ///< net ticks: `node` set up a new connection to `tag` on demand (a send, link or
+                 ///< monitor after both sides had dropped the old one)
 };
 
 std::string_view to_string(EventKind k);

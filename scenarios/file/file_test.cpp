@@ -333,6 +333,10 @@ Scenario gen_scenario() {
                                *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<std::int64_t>(-500'000, 500'001) : 0, {}});
   }
   if (*rc::gen::arbitrary<bool>()) s.default_link = gen_link();
+  if (*rc::gen::inRange(0, 4) == 0) {
+    s.net_ticks.ticktime = kMillisecond * *rc::gen::inRange<std::int64_t>(4, 120'000);
+    if (*rc::gen::arbitrary<bool>()) s.net_ticks.setuptime = kMillisecond * *rc::gen::inRange<std::int64_t>(1, 30'000);
+  }
   for (int i = 0, n = nodes.size() < 2 ? 0 : *rc::gen::inRange(0, 3); i < n; ++i) {
     s.links.push_back(LinkDecl{*rc::gen::elementOf(nodes), *rc::gen::elementOf(nodes), gen_link(), {}});
   }
@@ -512,6 +516,32 @@ TEST_CASE("scenario file: seed 003's restart keys read - backoff_factor is facto
   const ParseResult both = parse_scenario(head + "            factor: 2\n            backoff_factor: 2\n", "s.yaml");
   REQUIRE(both.errors.size() == 1);
   CHECK(both.errors.front().message == "restart gives both `factor` and `backoff_factor` (the same setting, seed 003's name): give one");
+}
+
+TEST_CASE("scenario file: network detection - instant by default, ticks with net_ticktime (alone it means ticks) - mistakes at their place", "[scenario]") {
+  const std::string head = "scenario: s\nnodes: [a, b]\ntree: {id: root, supervisor: {strategy: one_for_one}, children: [{id: w, behaviour: idle}]}\n";
+  const ParseResult none = parse_scenario(head, "s.yaml");
+  REQUIRE(none.ok());
+  CHECK(none.scenario.net_ticks.ticktime == Duration::zero());
+  const ParseResult ticks = parse_scenario(head + "network: {detection: ticks}\n", "s.yaml");
+  REQUIRE(ticks.ok());
+  CHECK(ticks.scenario.net_ticks.ticktime == kSecond * 60);
+  CHECK(ticks.scenario.net_ticks.setuptime == kSecond * 7);
+  const ParseResult alone = parse_scenario(head + "network: {net_ticktime: 8s, net_setuptime: 3s}\n", "s.yaml");
+  REQUIRE(alone.ok());
+  CHECK(alone.scenario.net_ticks.ticktime == kSecond * 8);
+  CHECK(alone.scenario.net_ticks.setuptime == kSecond * 3);
+  CHECK(to_yaml(alone.scenario).find("detection: ticks\n  net_ticktime: 8s\n  net_setuptime: 3s") != std::string::npos);
+  const ParseResult instant = parse_scenario(head + "network: {detection: instant}\n", "s.yaml");
+  REQUIRE(instant.ok());
+  CHECK(instant.scenario.net_ticks.ticktime == Duration::zero());
+  const ParseResult both = parse_scenario(head + "network: {detection: instant, net_ticktime: 8s}\n", "s.yaml");
+  REQUIRE(both.errors.size() == 1);
+  CHECK(both.errors.front().message == "`detection: instant` has no net ticks: drop net_ticktime and net_setuptime, or say `detection: ticks`");
+  CHECK(both.errors.front().mark.line == 4);
+  const ParseResult small = parse_scenario(head + "network: {net_ticktime: 3ms}\n", "s.yaml");
+  REQUIRE(small.errors.size() == 1);
+  CHECK(small.errors.front().message == "net_ticktime must be at least 4ms (a tick is a quarter of it), not 3ms");
 }
 
 TEST_CASE("scenario file: a supervisor's own init results read - one or a list - bad ones at their place", "[scenario]") {

@@ -201,8 +201,30 @@ NodeDecl read_node(Reader& rd, const YAML::Node& x) {
 }
 
 void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
-  for (const Entry& k : rd.entries(n, "network", {"default", "links"})) {
-    if (k.key == "default") {
+  // Detection: `instant` (the default) or `ticks` (distributed Erlang's net ticks, 60 s unless
+  // net_ticktime says otherwise); a tick setting alone means ticks.
+  std::string detection;
+  YAML::Node detection_at;
+  YAML::Node tick_setting;
+  bool tick_set = false;
+  Duration ticktime = kSecond * 60;
+  Duration setuptime = NetTicks{}.setuptime;
+  for (const Entry& k : rd.entries(n, "network", {"default", "links", "detection", "net_ticktime", "net_setuptime"})) {
+    if (k.key == "detection") {
+      detection_at.reset(k.value);
+      if (rd.scalar(k.value, "detection", detection) && detection != "instant" && detection != "ticks")
+        rd.error(k.value, "unknown detection '" + detection + "' (instant or ticks)");
+    } else if (k.key == "net_ticktime" || k.key == "net_setuptime") {
+      if (!tick_set) tick_setting.reset(k.key_node);
+      tick_set = true;
+      Duration& d = k.key == "net_ticktime" ? ticktime : setuptime;
+      if (rd.duration(k.value, k.key, d)) {
+        if (k.key == "net_ticktime" && d < kMillisecond * 4)
+          rd.error(k.value, "net_ticktime must be at least 4ms (a tick is a quarter of it), not " + format_duration(d));
+        else if (k.key == "net_setuptime" && d <= Duration::zero())
+          rd.error(k.value, "net_setuptime must be more than 0");
+      }
+    } else if (k.key == "default") {
       read_link(rd, k.value, "the default link", s.default_link, nullptr, nullptr);
     } else if (!k.value.IsSequence()) {
       rd.error(k.value, "links must be a list, not " + kind_of(k.value));
@@ -216,6 +238,12 @@ void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
         s.links.push_back(d);
       }
     }
+  }
+  if (detection == "instant" && tick_set) {
+    rd.error(tick_setting, "`detection: instant` has no net ticks: drop net_ticktime and net_setuptime, or say `detection: ticks`");
+  } else if (detection == "ticks" || (detection.empty() && tick_set)) {
+    s.net_ticks.ticktime = ticktime;
+    s.net_ticks.setuptime = setuptime;
   }
 }
 

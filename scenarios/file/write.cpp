@@ -277,8 +277,15 @@ void write_nodes(YAML::Emitter& y, const std::vector<NodeDecl>& nodes) {
 }
 
 void write_network(YAML::Emitter& y, const Scenario& s) {
-  if (s.default_link != LinkParams{} || !s.links.empty()) {
+  const bool ticks = s.net_ticks.ticktime != Duration::zero();
+  if (s.default_link != LinkParams{} || !s.links.empty() || ticks) {
     y << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
+    if (ticks) {
+      y << YAML::Key << "detection" << YAML::Value << "ticks";
+      y << YAML::Key << "net_ticktime" << YAML::Value << format_duration(s.net_ticks.ticktime);
+      if (s.net_ticks.setuptime != NetTicks{}.setuptime)
+        y << YAML::Key << "net_setuptime" << YAML::Value << format_duration(s.net_ticks.setuptime);
+    }
     y << YAML::Key << "default" << YAML::Value << YAML::Flow << YAML::BeginMap;
     write_link(y, s.default_link, LinkParams{});
     y << YAML::EndMap;

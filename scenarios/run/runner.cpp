@@ -57,6 +57,7 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   }
   sim->buggify().enable({s.buggify.begin(), s.buggify.end()});
   sim->set_default_link(s.default_link);
+  if (s.net_ticks.ticktime != Duration::zero()) sim->set_net_ticks(s.net_ticks);
   for (const LinkDecl& l : s.links) sim->set_link(Atom(l.from), Atom(l.to), l.params);
   return sim;
 }

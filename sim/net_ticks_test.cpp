@@ -1,0 +1,274 @@
+// Detection by net ticks (docs/network.md "Net ticks"): when each side of a cut notices it,
+// what a short cut keeps, what a long one loses, one-way cuts, pauses, reconnecting on demand.
+
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "sim/test_support.hpp"
+
+using namespace lic;
+using namespace lic::literals;
+
+namespace Catch {
+template <>
+struct StringMaker<lic::Duration> {
+  static std::string convert(lic::Duration d) { return std::to_string(d.ns / 1'000'000.0) + " ms"; }
+};
+template <>
+struct StringMaker<lic::Time> {
+  static std::string convert(lic::Time t) { return std::to_string(t.ns / 1'000'000.0) + " ms"; }
+};
+}  // namespace Catch
+using lic::testing::as_int;
+using lic::testing::events_of;
+
+namespace {
+const Atom kA("a");
+const Atom kB("b");
+const Atom kMsg("msg");
+
+struct Got {
+  Time at;
+  int value = 0;
+  MsgKind kind = MsgKind::plain;
+  Reason reason;
+};
+
+/// A trapping process on `node` that records what it receives; with `link_to`, it links to
+/// that process at `link_at` first.
+Pid recorder(Simulation& sim, Atom node, std::vector<Got>& got, Pid link_to = {}, Time link_at = {}) {
+  SpawnOptions o;
+  o.node = node;
+  o.trap_exit = true;
+  return sim.spawn(
+      [&got, link_to, link_at](Context& ctx) {
+        if (link_to) {
+          ctx.sleep(link_at - ctx.now());
+          ctx.link(link_to);
+        }
+        for (;;) {
+          MessagePtr m = ctx.receive();
+          got.push_back({ctx.now(), as_int(*m), m->kind, m->reason});
+        }
+      },
+      o);
+}
+
+/// A process on node a that sends 1..n to `to`, one every 100 ms from t = 0.
+void numbered(Simulation& sim, Pid to, int n) {
+  SpawnOptions o;
+  o.node = kA;
+  sim.spawn(
+      [to, n](Context& ctx) {
+        for (int i = 1; i <= n; ++i) {
+          ctx.send(to, kMsg, i);
+          ctx.sleep(100_ms);
+        }
+      },
+      o);
+}
+
+/// Cuts a from b both ways at `at`.
+void cut_both(Simulation& sim, Time at) {
+  sim.schedule(at, [&sim] {
+    sim.block(kA, kB);
+    sim.block(kB, kA);
+  });
+}
+
+SimOptions seeded(std::uint64_t seed) {
+  SimOptions o;
+  o.seed = seed;
+  return o;
+}
+
+NetTicks ticks(Duration t) {
+  NetTicks n;
+  n.ticktime = t;
+  return n;
+}
+
+/// When each side declared the other down (Time::max(): never).
+struct Downs {
+  Time a = Time::max();  // a's side
+  Time b = Time::max();
+};
+
+Downs downs(const Trace& t) {
+  Downs d;
+  for (const TraceEvent* e : events_of(t, EventKind::disconnect)) {
+    if (e->node == kA && d.a == Time::max()) d.a = e->time;
+    if (e->node == kB && d.b == Time::max()) d.b = e->time;
+  }
+  return d;
+}
+}  // namespace
+
+TEST_CASE("net ticks: a cut is noticed 0.75 to 1.25 net_ticktime later, by each side on its own tick", "[network][ticks]") {
+  // Over many seeds (each node's ticker phase is drawn), every side's detection lies in
+  // [0.75 T, 1.25 T] after the cut, the extremes are approached, and the two sides differ.
+  Duration lo = Duration::max();
+  Duration hi = Duration::zero();
+  int differ = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Simulation sim(seeded(seed));
+    sim.set_net_ticks(ticks(4_s));
+    std::vector<Got> ga, gb;
+    const Pid pb = recorder(sim, kB, gb);
+    recorder(sim, kA, ga, pb, Time{} + 1_ms);
+    cut_both(sim, Time{} + 10_s);
+    sim.run_until(Time{} + 30_s);
+    const Downs d = downs(sim.trace());
+    REQUIRE(d.a != Time::max());
+    REQUIRE(d.b != Time::max());
+    for (const Time t : {d.a, d.b}) {
+      const Duration after = t - (Time{} + 10_s);
+      INFO("seed " << seed << ": detected " << after.ns / 1e6 << " ms after the cut");
+      CHECK(after >= 3_s);
+      CHECK(after <= 5_s);
+      lo = std::min(lo, after);
+      hi = std::max(hi, after);
+    }
+    if (d.a != d.b) ++differ;
+    // Each side's process hears noconnection when its own side goes, not before.
+    REQUIRE(ga.size() == 1);
+    REQUIRE(gb.size() == 1);
+    CHECK(ga[0].reason == Reason::noconnection());
+    CHECK(ga[0].at == d.a);
+    CHECK(gb[0].at == d.b);
+  }
+  CHECK(lo < 3_s + 300_ms);
+  CHECK(hi > 5_s - 300_ms);
+  CHECK(differ > 40);
+}
+
+TEST_CASE("net ticks: a cut shorter than detection loses nothing - what was sent lands after the heal, in order", "[network][ticks]") {
+  Simulation sim(seeded(7));
+  sim.set_net_ticks(ticks(4_s));
+  std::vector<Got> got;
+  numbered(sim, recorder(sim, kB, got), 40);
+  cut_both(sim, Time{} + 1_s);
+  sim.schedule(Time{} + 2500_ms, [&] { sim.heal_all(); });
+  sim.run_until(Time{} + 20_s);
+  CHECK(events_of(sim.trace(), EventKind::disconnect).empty());
+  REQUIRE(got.size() == 40);
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i].value == static_cast<int>(i) + 1);
+  // Those sent into the cut land together at the first retransmission after the heal.
+  const Time heal = Time{} + 2500_ms;
+  const auto first_late = std::find_if(got.begin(), got.end(), [](const Got& g) { return g.value == 11; });
+  REQUIRE(first_late != got.end());
+  CHECK(first_late->at >= heal);
+  CHECK(first_late->at < heal + 3_s);
+  CHECK(got[14].at == first_late->at);
+}
+
+TEST_CASE("net ticks: a cut longer than detection loses what was sent into it, and the connection comes back on the next send", "[network][ticks]") {
+  Simulation sim(seeded(3));
+  sim.set_net_ticks(ticks(4_s));
+  std::vector<Got> got;
+  numbered(sim, recorder(sim, kB, got), 150);
+  cut_both(sim, Time{} + 1_s);
+  sim.schedule(Time{} + 9_s, [&] { sim.heal_all(); });
+  sim.run_until(Time{} + 20_s);
+  const Downs d = downs(sim.trace());
+  CHECK(d.a < Time{} + 9_s);
+  CHECK(d.b < Time{} + 9_s);
+  // Before the cut: 1..10 (sent at 0..0.9 s); after the heal, from the first send on.
+  std::vector<int> values;
+  for (const Got& g : got) values.push_back(g.value);
+  REQUIRE(values.size() > 10);
+  for (int i = 0; i < 10; ++i) CHECK(values[static_cast<std::size_t>(i)] == i + 1);
+  CHECK(values[10] == 91);  // sent at 9.0 s, the heal's instant
+  CHECK(values.back() == 150);
+  CHECK(events_of(sim.trace(), EventKind::connect).size() == 1);
+}
+
+TEST_CASE("net ticks: a one-way cut ends with both sides timing out, the cut-off receiver first", "[network][ticks]") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Simulation sim(seeded(seed));
+    sim.set_net_ticks(ticks(4_s));
+    std::vector<Got> ga, gb;
+    recorder(sim, kA, ga);
+    recorder(sim, kB, gb);
+    sim.schedule(Time{} + 10_s, [&] { sim.block(kA, kB); });
+    sim.run_until(Time{} + 30_s);
+    const Downs d = downs(sim.trace());
+    REQUIRE(d.a != Time::max());
+    REQUIRE(d.b != Time::max());
+    INFO("seed " << seed << ": a " << (d.a - (Time{} + 10_s)).ns / 1e6 << " ms, b " << (d.b - (Time{} + 10_s)).ns / 1e6 << " ms");
+    CHECK(d.b - (Time{} + 10_s) >= 3_s);
+    CHECK(d.b - (Time{} + 10_s) <= 5_s);
+    // a still reads b until b's first segment after the cut goes unacknowledged: its tick at
+    // most a quarter of T later, plus one RTO.
+    CHECK(d.a - (Time{} + 10_s) >= 3_s);
+    CHECK(d.a - (Time{} + 10_s) <= 6_s + 300_ms);
+  }
+}
+
+TEST_CASE("net ticks: a pause longer than net_ticktime gets the paused node declared down", "[network][ticks]") {
+  Simulation sim(seeded(5));
+  sim.set_net_ticks(ticks(4_s));
+  std::vector<Got> ga, gb;
+  const Pid pb = recorder(sim, kB, gb);
+  recorder(sim, kA, ga, pb, Time{} + 1_ms);
+  sim.schedule(Time{} + 10_s, [&] { sim.pause_node(kB, 8_s); });
+  sim.run_until(Time{} + 30_s);
+  const Downs d = downs(sim.trace());
+  CHECK(d.a - (Time{} + 10_s) >= 3_s);
+  CHECK(d.a - (Time{} + 10_s) <= 5_s);
+  // a closed the connection: b hears of it (the FIN) while paused, and fires as it resumes.
+  REQUIRE(gb.size() == 1);
+  CHECK(gb[0].reason == Reason::noconnection());
+  CHECK(gb[0].at >= Time{} + 18_s);
+
+  Simulation short_pause(seeded(5));
+  short_pause.set_net_ticks(ticks(4_s));
+  short_pause.schedule(Time{} + 10_s, [&] { short_pause.pause_node(kB, 2_s); });
+  std::vector<Got> g2;
+  recorder(short_pause, kA, g2);
+  short_pause.run_until(Time{} + 30_s);
+  CHECK(events_of(short_pause.trace(), EventKind::disconnect).empty());
+}
+
+TEST_CASE("net ticks: a link or monitor to a node that cannot be reached fails after net_setuptime", "[network][ticks]") {
+  Simulation sim(seeded(2));
+  NetTicks n = ticks(4_s);
+  n.setuptime = 3_s;
+  sim.set_net_ticks(n);
+  std::vector<Got> ga, gb;
+  const Pid pb = recorder(sim, kB, gb);
+  // Both sides have declared the other down by 6.01 s; the cut stays.
+  recorder(sim, kA, ga, pb, Time{} + 8_s);
+  cut_both(sim, Time{} + 1_s);
+  sim.run_until(Time{} + 20_s);
+  REQUIRE(ga.size() == 1);
+  CHECK(ga[0].reason == Reason::noconnection());
+  CHECK(ga[0].at == Time{} + 11_s);
+  CHECK(gb.empty());
+}
+
+TEST_CASE("net ticks: nothing is scheduled while the network is whole - a run without faults ends", "[network][ticks]") {
+  Simulation sim(seeded(1));
+  sim.set_net_ticks(ticks(60_s));
+  std::vector<Got> got;
+  const Pid rb = recorder(sim, kB, got);
+  SpawnOptions o;
+  o.node = kA;
+  sim.spawn([rb](Context& ctx) { ctx.send(rb, kMsg, 1); }, o);
+  sim.run();  // returns: no tick events keep it going
+  REQUIRE(got.size() == 1);
+  CHECK(sim.now() < Time{} + 1_s);
+}
+
+TEST_CASE("net ticks: set_net_ticks refuses a negative time and a net_ticktime below 4 ms", "[network][ticks]") {
+  Simulation sim;
+  CHECK_THROWS_AS(sim.set_net_ticks(ticks(Duration{-1})), std::invalid_argument);
+  CHECK_THROWS_AS(sim.set_net_ticks(ticks(3_ms)), std::invalid_argument);
+  NetTicks n = ticks(4_s);
+  n.setuptime = Duration{-5};
+  CHECK_THROWS_AS(sim.set_net_ticks(n), std::invalid_argument);
+  CHECK_NOTHROW(sim.set_net_ticks(ticks(4_ms)));
+}
