@@ -10,6 +10,7 @@
 #include <span>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -190,8 +191,9 @@ struct Channel {
   Time episode = Time::max();     ///< when the cut began (either way blocked); max: none
   Time stop = Time::max();        ///< from here on nothing new lands (blocked, or starved of ACKs)
   Time first_send = Time::max();  ///< the first message sent since the cut began
+  Time second_send = Time::max(); ///< and the second
   Time resume = Time::max();      ///< after the heal: when what was held lands
-  Time last_land{};               ///< when something from this path last landed (a read)
+  Time last_land{std::numeric_limits<std::int64_t>::min()};  ///< when something from this path last landed (a read)
 };
 
 /// Distributed Erlang's connection between two nodes as each side sees it, under net ticks
@@ -207,6 +209,10 @@ struct Conn {
   std::uint32_t token[2] = {1, 1};  ///< a side's pending events carry it; going down bumps it
   Time down_at[2];                  ///< when the side last went down
   std::vector<Fire> pending[2];     ///< what the side fires when it sees the connection go
+  bool attempt = false;             ///< a connection is being set up (a way is blocked)
+  std::uint32_t attempt_from = 0;   ///< the node that started it
+  std::uint32_t attempt_token = 0;  ///< its timeout event carries it
+  Time attempt_start;               ///< when it started
 };
 
 struct ChanWaiter;
@@ -243,6 +249,7 @@ struct Flight {
   bool via_link = false;   // exit signals: from a link (else exit/2)
   bool fifo = true;
   bool held = false;       // net ticks: waits in TCP for the cut to heal (no pending event)
+  bool queued = false;     // net ticks: held for a connection being set up (an attempt)
   bool live = false;
   std::uint32_t channel = 0;
   std::uint32_t gen = 1;
@@ -251,7 +258,7 @@ struct Flight {
 };
 
 struct Simulation::Impl {
-  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume, kTickCheck, kConnClose };
+  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume, kTickCheck, kConnClose, kConnAttempt, kConnRetry };
 
   Simulation& sim;
   EventQueue queue;
@@ -380,6 +387,11 @@ struct Simulation::Impl {
   /// connected(), or under net ticks a new connection set up on demand (as distributed Erlang
   /// connects on a send, link or monitor) when both ways are open.
   bool reach(std::uint32_t a, std::uint32_t b);
+  /// Net ticks: a connection from `a` to `b` is being set up (messages sent meanwhile wait).
+  bool attempting(std::uint32_t a, std::uint32_t b) const {
+    auto it = conns.find(pair_key(a, b));
+    return it != conns.end() && it->second.attempt;
+  }
 
   // net_ticks.cpp: detection by net ticks (docs/network.md).
   NetTicks net;
@@ -397,7 +409,7 @@ struct Simulation::Impl {
   Duration tick_interval() const { return Duration{net.ticktime.ns / 4}; }
   Time tick_base(std::uint32_t n);
   Time next_tick(std::uint32_t n, Time t);  ///< the node's first tick at or after t
-  Time last_tick(std::uint32_t n, Time t);  ///< its last tick at or before t (Time{} - 1: none)
+  Time last_tick(std::uint32_t n, Time t);  ///< its last tick at or before t (none: the lowest Time)
   Duration rto(Channel& c);
   /// When `s` last read anything from `o` as of `t` (a landing, or o's tick).
   Time last_read(std::uint32_t o, std::uint32_t s, Time t);
@@ -410,13 +422,18 @@ struct Simulation::Impl {
   void note_send(Channel& c);
   void tick_block(std::uint32_t a, std::uint32_t b);
   void tick_heal(std::uint32_t a, std::uint32_t b);
+  /// When the first retransmission on `c` (from node x) after a heal at `heal` goes out.
+  Time first_retransmission(Channel& c, std::uint32_t x, Time heal);
   void tick_pause(std::uint32_t n);
   void tick_crash(std::uint32_t n);
   /// Side `s` sees its connection to `o` go (`why`: net_tick_timeout, connection_closed).
   void lose_side(std::uint32_t s, std::uint32_t o, Atom why);
   void release_held(Channel& c, Time at);
+  void connect_now(std::uint32_t a, std::uint32_t b);
+  void attempt_failed(std::uint32_t a, std::uint32_t b, std::uint32_t token);
+  void attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token);
   /// Under net ticks: notes a send on the path; true when the flight waits (held).
-  bool ticks_hold(Channel& c, std::uint32_t to, Flight& f);
+  bool ticks_hold(Channel& c, std::uint32_t to, Flight& f, bool queued = false);
   /// Runs `fn` net_setuptime from now (a link, monitor or call to a node it cannot reach).
   void after_setup_time(std::function<void()> fn);
   bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }

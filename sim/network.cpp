@@ -133,10 +133,14 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
     return;
   }
+  bool queued = false;  // net ticks: waits for the connection being set up
   if (ticks()) {
     if (!reach(a, b)) {
-      note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
-      return;
+      if (!attempting(a, b)) {
+        note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
+        return;
+      }
+      queued = true;
     }
   } else if (path_blocked(a, b)) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
@@ -182,15 +186,19 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
       c.last_arrival = f.arrival;
     }
     f.msg = copy->release();
-    const bool held = ticks_hold(c, b, f);
+    const bool held = ticks_hold(c, b, f, queued);
     const std::uint32_t slot = new_flight(std::move(f));
     if (flights[slot].fifo) c.fifo.push_back(slot);
     if (!held) schedule_flight(slot);
   }
 }
 
-bool Simulation::Impl::ticks_hold(Channel& c, std::uint32_t to, Flight& f) {
+bool Simulation::Impl::ticks_hold(Channel& c, std::uint32_t to, Flight& f, bool queued) {
   if (!ticks()) return false;
+  if (queued) {
+    f.held = f.queued = true;  // released when the connection is up, dropped if it never is
+    return true;
+  }
   note_send(c);
   if (holding(c, to)) {
     f.held = true;  // waits in TCP: released after the heal, or lost with the connection

@@ -291,6 +291,12 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
       if (cn.up[side_of(s, o)] && cn.token[side_of(s, o)] == e.item.b) lose_side(s, o, Atom("connection_closed"));
       return;
     }
+    case kConnRetry:
+      attempt_retry(static_cast<std::uint32_t>(e.item.a >> 32), static_cast<std::uint32_t>(e.item.a), e.item.b);
+      return;
+    case kConnAttempt:
+      attempt_failed(static_cast<std::uint32_t>(e.item.a >> 32), static_cast<std::uint32_t>(e.item.a), e.item.b);
+      return;
     case kResume: {
       --paused_nodes;
       const auto n = static_cast<std::uint32_t>(e.item.a);

@@ -1,5 +1,5 @@
-// TCP's arithmetic (tcp.hpp, pg.hpp): when Linux's timer wheel fires a timer, and how long Linux
-// retransmits before it gives up.
+// TCP's arithmetic (tcp.hpp, pg.hpp): how long Linux retransmits before it gives up (its timer
+// wheel is sim/linux_timer.hpp).
 #include "scenarios/behaviours/pg/tcp.hpp"
 
 #include <algorithm>
@@ -8,30 +8,6 @@
 #include <utility>
 
 namespace lic::scenarios::pg {
-
-namespace detail {
-
-namespace {
-
-/// The timer wheel's level for a timer `delta` jiffies away (calc_wheel_index).
-int wheel_level(std::int64_t delta) {
-  int lvl = 0;
-  while (lvl < 8 && delta >= (std::int64_t{63} << (3 * lvl))) ++lvl;
-  return lvl;
-}
-
-}  // namespace
-
-Duration linux_timer(Time now, Duration d) {
-  const std::int64_t clk = now.ns / kJiffy;
-  const std::int64_t delta = (std::max(d.ns, std::int64_t{0}) + kJiffy - 1) / kJiffy;
-  std::int64_t expires = clk + delta;
-  const int lvl = wheel_level(delta);
-  if (lvl > 0) expires = ((expires >> (3 * lvl)) + 1) << (3 * lvl);
-  return Duration{std::max(expires * kJiffy - now.ns, d.ns)};
-}
-
-}  // namespace detail
 
 Duration retransmission_timeout(std::int64_t retries2) {
   // tcp_model_timeout: RTO doubling from TCP_RTO_MIN, then TCP_RTO_MAX for each retry beyond.

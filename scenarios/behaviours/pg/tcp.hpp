@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "scenarios/behaviours/pg.hpp"
+#include "sim/linux_timer.hpp"
 
 namespace lic::scenarios::pg::detail {
 
@@ -100,12 +101,10 @@ struct Outbox {
 };
 
 /// A jiffy: Linux's timer tick at HZ=250 (Debian's kernels).
-inline constexpr std::int64_t kJiffy = 4'000'000;
+inline constexpr std::int64_t kJiffy = kLinuxJiffy;
 
-/// How long a Linux timer armed now for `d` really takes: whole jiffies (HZ=250, 4 ms, Debian's
-/// kernels), and beyond the wheel's first level the expiry rounded up to the level's granule
-/// (kernel/time/timer.c, calc_wheel_index: 32 ms for timers of 0.25-2 s, 256 ms up to 16 s,
-/// 2 s up to 2 min, ...). TCP's keepalive and retransmission timers are such timers.
-Duration linux_timer(Time now, Duration d);
+/// How long a Linux timer armed now for `d` really takes (sim/linux_timer.hpp): TCP's keepalive
+/// and retransmission timers are such timers.
+using lic::linux_timer;
 
 }  // namespace lic::scenarios::pg::detail
