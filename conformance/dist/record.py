@@ -690,8 +690,11 @@ class Run:
                 net_steps.append((i, step))
             else:
                 per_node[ns[0]].append((i, step["at"], ns[1]))
-        # t=0 a random part of a tick interval after the mesh: the tick phases against the steps.
-        t0 = now_us() + LEAD_MS * 1000 + int(self.rng.uniform(0, self.tick_us))
+        # t=0 two tick intervals after the last setup traffic (by then each side has ticked: a
+        # node that wrote data skips its next tick, so a younger connection's last read can be a
+        # tick interval older than in the steady state), plus a random part of one tick interval:
+        # the tick phases against the steps.
+        t0 = now_us() + max(LEAD_MS * 1000, int(2 * self.tick_us)) + int(self.rng.uniform(0, self.tick_us))
         for short, steps in per_node.items():
             self.nodes[short].send("{schedule,%d,%s}" % (t0, erl(steps)))
         for short in per_node:
