@@ -105,8 +105,16 @@ ctl_init(Boot) ->
     spawn_link(fun() -> reader(Self) end),
     Boot ! {self(), started},
     emit([{ev, ready}, {node, node()}, {otp_release, list_to_binary(erlang:system_info(otp_release))},
-          {erts, list_to_binary(erlang:system_info(version))}]),
+          {otp_version, otp_version()}, {erts, list_to_binary(erlang:system_info(version))}]),
     ctl_loop(#{watcher => Watcher}).
+
+%% The full OTP version (25.2.3), from the release's OTP_VERSION file.
+otp_version() ->
+    Rel = erlang:system_info(otp_release),
+    case file:read_file(filename:join([code:root_dir(), "releases", Rel, "OTP_VERSION"])) of
+        {ok, Text} -> string:trim(Text);
+        _ -> list_to_binary(Rel)
+    end.
 
 reader(Ctl) ->
     case io:get_line(user, "") of

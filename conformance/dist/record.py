@@ -51,7 +51,8 @@ LEAD_MS = 500            # t=0 is this long after the schedule is sent to the no
 SETUP_TIMEOUT = 20.0     # seconds for each setup phase of a run (start, mesh, procs)
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
 ID_RE = re.compile(r"[a-z0-9_]+\Z")
-CASE_KEYS = ("id", "pins", "ticktime", "setuptime", "nodes", "repeat", "slow", "procs", "steps", "end")
+CASE_KEYS = ("id", "pins", "ticktime", "setuptime", "nodes", "repeat", "slow", "varies", "procs",
+             "steps", "end")
 PROC_KEYS = ("name", "node", "server")
 STEP_KINDS = ("link", "monitor", "cut", "heal", "send", "call", "register_global")
 STEP_KEYS = {"link": {"to"}, "monitor": {"to"}, "cut": {"oneway"}, "heal": set(),
@@ -151,8 +152,9 @@ def validate_case(path, case, seen):
     for key in ("repeat", "end"):
         if key not in case:
             raise BadInput("%s: case %s needs %s" % (ctx, cid, key))
-    if "slow" in case and not isinstance(case["slow"], bool):
-        raise BadInput("%s: case %s: slow is true or false" % (ctx, cid))
+    for key in ("slow", "varies"):
+        if key in case and not isinstance(case[key], bool):
+            raise BadInput("%s: case %s: %s is true or false" % (ctx, cid, key))
     nodes = case.get("nodes")
     if not isinstance(nodes, list) or len(nodes) < 2 or len(nodes) > 200:
         raise BadInput("%s: case %s: nodes must be a list of 2 or more short names" % (ctx, cid))
@@ -565,7 +567,8 @@ class Run:
             self.nodes[short] = Node(self, short, p)
         for short in self.case["nodes"]:
             ready = self.wait_for(short, lambda o: o.get("ev") == "ready", "start")
-            self.info = {"otp_release": ready.get("otp_release"), "erts": ready.get("erts")}
+            self.info = {"otp_release": ready.get("otp_release"), "otp_version": ready.get("otp_version"),
+                         "erts": ready.get("erts")}
             self.ready_us[short] = ready["t_us"]
 
     def pause(self, us):
@@ -866,7 +869,8 @@ def enter_netns(argv):
 
 
 def write_recording(out, case, runs, info):
-    rec = {"id": case["id"], "otp_release": info.get("otp_release"), "erts": info.get("erts"),
+    rec = {"id": case["id"], "otp_release": info.get("otp_release"),
+           "otp_version": info.get("otp_version"), "erts": info.get("erts"),
            "kernel": platform.release(), "ticktime": case.get("ticktime", 60),
            "setuptime": case.get("setuptime"),
            "recorded_at": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
