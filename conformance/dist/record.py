@@ -927,10 +927,44 @@ def summary_of(case, runs):
     return "; ".join(parts)
 
 
+def spawn_watchdog(tmp):
+    """A process that removes the temporary folder if the recorder dies without doing it
+    (SIGKILL): it waits on a pipe whose only write end the recorder holds. (The nodes, epmd and
+    nft die with the recorder by themselves: setpriv --pdeathsig KILL.) Forked before any thread
+    starts. Returns the write end: write b"x" and close it when the folder is removed."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            if not os.read(r, 1):
+                shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            os._exit(0)
+    os.close(r)
+    os.set_inheritable(w, False)
+    return pid, w
+
+
 def record_all(args, chosen):
     tmp = tempfile.mkdtemp(prefix="lic-dist-")
-    atexit.register(shutil.rmtree, tmp, True)
-    atexit.register(kill_all)
+    watchdog = [spawn_watchdog(tmp)]
+
+    def cleanup():
+        kill_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if watchdog:
+            pid, w = watchdog.pop()
+            try:
+                os.write(w, b"x")
+                os.close(w)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+
+    atexit.register(cleanup)
     beam_dir = os.path.join(tmp, "ebin")
     os.makedirs(beam_dir)
     p = subprocess.run(["erlc", "-o", beam_dir, NODE_SOURCE], stdout=subprocess.PIPE,
@@ -1008,8 +1042,7 @@ def record_all(args, chosen):
         kill_all()
         for t in threads:
             t.join(10)
-        kill_all()
-        shutil.rmtree(tmp, ignore_errors=True)
+        cleanup()
     log("record.py: %d recorded, %d failed in %.0fs -> %s"
         % (len(done_cases), len(failed), time.monotonic() - started, args.out))
     return 1 if failed else 0
