@@ -277,13 +277,18 @@ caller(P, To, ToNode, Timeout) ->
     T1 = now_us(),
     R = (catch gen_server:call({To, ToNode}, ping, Timeout)),
     T2 = now_us(),
-    {Result, Raw} = case R of
-                        pong -> {pong, []};
-                        {'EXIT', {Reason, _Where}} -> {main_atom(Reason), [{raw, text(Reason)}]};
-                        {'EXIT', Reason} -> {main_atom(Reason), [{raw, text(Reason)}]};
-                        Other -> {other, [{raw, text(Other)}]}
-                    end,
-    emit(T2, [{ev, call}, {p, P}, {to, To}, {result, Result}, {elapsed_us, T2 - T1} | Raw]).
+    %% gen_server:call exits with {Reason, {gen_server, call, Args}}: Reason is the result
+    %% (its main atom, and the whole term as raw when it is not an atom).
+    Fields = case R of
+                 pong -> [{result, pong}];
+                 {'EXIT', {Reason, {gen_server, call, _}}} -> result_fields(Reason);
+                 {'EXIT', Reason} -> result_fields(Reason);
+                 Other -> [{result, other}, {raw, text(Other)}]
+             end,
+    emit(T2, [{ev, call}, {p, P}, {to, To}, {elapsed_us, T2 - T1} | Fields]).
+
+result_fields(R) when is_atom(R) -> [{result, R}];
+result_fields(R) -> [{result, main_atom(R)}, {raw, text(R)}].
 
 register_global(Name, P) ->
     T1 = now_us(),
