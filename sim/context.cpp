@@ -155,6 +155,11 @@ void Context::demonitor(Ref ref, bool flush) {
   k.demonitor(self_, ref, flush);
 }
 
+void Context::raw_network(bool on) {
+  kernel(*sim_).check(self_);
+  self_->raw_net = on;
+}
+
 void Context::trap_exit(bool on) {
   auto& k = kernel(*sim_);
   k.check(self_);

@@ -62,6 +62,7 @@ struct alignas(64) Process {
   bool dying = false;        // queued for termination
   bool ack_init = false;     // tell the parent init's result ($init_ack)
   bool is_main = false;      // its end ends the task on its node (Context::set_main)
+  bool raw_net = false;      // its messages across nodes model their own transport (Context::raw_network)
   // ---- the rest ----------------------------------------------------------------------------
   Pid parent;
   Label label;
@@ -143,6 +144,7 @@ struct NodeState {
   std::uint32_t boots = 0;  ///< restarts so far (each restart draws a new ticker phase)
   Time pause_start{};       ///< when the current (or last) pause began
   Time down_since{};        ///< when the node last crashed
+  Time up_since{};          ///< when it last (re)started
 
   Time local(Time now) const {
     if (drift_ppm == 0) return local_base + (now - true_base);
@@ -187,6 +189,7 @@ struct Channel {
   std::deque<std::uint32_t> fifo;  // in-flight slots in send order (the ones that keep order)
   bool has_params = false;
   LinkParams params;
+  std::uint32_t raw_of = UINT32_MAX;  ///< a raw path (net ticks): the path whose parameters it takes
   // Net ticks only (net_ticks.cpp): the path's part in a cut of the two nodes' connection.
   Time episode = Time::max();     ///< when the cut began (either way blocked); max: none
   Time stop = Time::max();        ///< from here on nothing new lands (blocked, or starved of ACKs)
@@ -438,6 +441,9 @@ struct Simulation::Impl {
   void after_setup_time(std::function<void()> fn);
   bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }
   Channel& channel(std::uint32_t from, std::uint32_t to);
+  /// Under net ticks, the path of messages that model their own transport (Context::raw_network):
+  /// its own order and draws, the same parameters.
+  Channel& raw_channel(std::uint32_t from, std::uint32_t to);
   LinkParams effective(Channel& c);
   /// Sends a message or an exit signal across the network; false if it could not be sent
   /// (the caller then treats the nodes as disconnected).

@@ -115,7 +115,8 @@ Time Simulation::Impl::last_read(std::uint32_t o, std::uint32_t s, Time t) {
     cutoff = std::min(cutoff, it->second.down_at[side_of(o, s)] - kNanosecond);
   const Time tick = last_tick(o, cutoff);
   if (tick != kNoTick) r = std::max(r, tick + lat);
-  return r;
+  // Nothing read yet from a node restarted since: count from its restart (the connection's start).
+  return std::max(r, nodes[o].up_since);
 }
 
 // ---- checks --------------------------------------------------------------------------------

@@ -284,3 +284,64 @@ TEST_CASE("net ticks: set_net_ticks refuses a negative time and a net_ticktime b
   CHECK_THROWS_AS(sim.set_net_ticks(n), std::invalid_argument);
   CHECK_NOTHROW(sim.set_net_ticks(ticks(4_ms)));
 }
+
+TEST_CASE("net ticks: a process that models its own transport sends packets - a cut drops them, nothing waits for the heal", "[network][ticks]") {
+  // The simulated PostgreSQL's connections model TCP themselves (Context::raw_network): under
+  // net ticks their segments still cross as under instant detection.
+  Simulation sim(seeded(7));
+  sim.set_net_ticks(ticks(4_s));
+  std::vector<Got> got;
+  const Pid rb = recorder(sim, kB, got);
+  SpawnOptions o;
+  o.node = kA;
+  sim.spawn(
+      [rb](Context& ctx) {
+        ctx.raw_network(true);
+        for (int i = 1; i <= 40; ++i) {
+          ctx.send(rb, kMsg, i);
+          ctx.sleep(100_ms);
+        }
+      },
+      o);
+  cut_both(sim, Time{} + 1_s);
+  sim.schedule(Time{} + 2500_ms, [&] { sim.heal_all(); });
+  sim.run_until(Time{} + 20_s);
+  CHECK(events_of(sim.trace(), EventKind::disconnect).empty());
+  // 11..25 were sent at 1.0 s .. 2.4 s, into the cut: dropped at once, as packets are.
+  std::size_t partitioned = 0;
+  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop))
+    if (e->reason == Reason::other(Atom("partitioned"))) ++partitioned;
+  CHECK(partitioned == 15);
+  REQUIRE(got.size() == 25);
+  for (const Got& g : got) {
+    const Time sent = Time{} + (100_ms) * (g.value - 1);
+    CHECK(g.at == sent + 1_ms);  // the path's latency, never held
+  }
+}
+
+TEST_CASE("net ticks: a node restarted and cut before its first tick is still detected, from its restart", "[network][ticks]") {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Simulation sim(seeded(seed));
+    sim.set_net_ticks(ticks(4_s));
+    std::vector<Got> ga;
+    recorder(sim, kA, ga);
+    sim.schedule(Time{} + 1_s, [&] { sim.crash_node(kB); });
+    sim.schedule(Time{} + 2_s, [&] { sim.restart_node(kB); });
+    // a talks to the new b at once (a new connection), then the cut, before b's first tick.
+    sim.schedule(Time{} + 2_s + 1_ms, [&] {
+      SpawnOptions ob;
+      ob.node = kB;
+      const Pid pb = sim.spawn([](Context& ctx) { ctx.receive(); }, ob);
+      SpawnOptions oa;
+      oa.node = kA;
+      sim.spawn([pb](Context& ctx) { ctx.send(pb, kMsg, 1); }, oa);
+    });
+    cut_both(sim, Time{} + 2_s + 5_ms);
+    sim.run_until(Time{} + 20_s);
+    Time last = Time{};
+    for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect)) last = e->time;
+    INFO("seed " << seed);
+    CHECK(last > Time{} + 2_s);
+    CHECK(last <= Time{} + 2_s + 5_s + 1_s);
+  }
+}

@@ -60,6 +60,21 @@ std::uint32_t Simulation::Impl::node_of(Atom name) {
   return ix;
 }
 
+Channel& Simulation::Impl::raw_channel(std::uint32_t from, std::uint32_t to) {
+  const std::uint64_t key = (std::uint64_t{1} << 63) | (std::uint64_t{from} << 32) | to;
+  auto it = channel_index.find(key);
+  if (it != channel_index.end()) return channels[it->second];
+  const auto base = static_cast<std::uint32_t>(&channel(from, to) - channels.data());
+  const auto ix = static_cast<std::uint32_t>(channels.size());
+  channel_index.emplace(key, ix);
+  Channel& c = channels.emplace_back();
+  c.from = from;
+  c.to = to;
+  c.raw_of = base;
+  c.rng = channels[base].rng.derive("raw");
+  return c;
+}
+
 Channel& Simulation::Impl::channel(std::uint32_t from, std::uint32_t to) {
   const std::uint64_t key = (std::uint64_t{from} << 32) | to;
   auto it = channel_index.find(key);
@@ -79,7 +94,8 @@ Channel& Simulation::Impl::channel(std::uint32_t from, std::uint32_t to) {
 }
 
 LinkParams Simulation::Impl::effective(Channel& c) {
-  LinkParams p = c.has_params ? c.params : default_link;
+  const Channel& own = c.raw_of != UINT32_MAX ? channels[c.raw_of] : c;
+  LinkParams p = own.has_params ? own.params : default_link;
   const Atom from = nodes[c.from].name;
   const Atom to = nodes[c.to].name;
   for (const auto& [id, e] : link_effects) {
@@ -134,7 +150,14 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     return;
   }
   bool queued = false;  // net ticks: waits for the connection being set up
-  if (ticks()) {
+  // Under net ticks, a message of a process that models its own transport crosses as a packet.
+  const bool raw = ticks() && (from->raw_net || to->raw_net) && droppable(*m);
+  if (raw) {
+    if (path_blocked(a, b)) {
+      note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
+      return;
+    }
+  } else if (ticks()) {
     if (!reach(a, b)) {
       if (!attempting(a, b)) {
         note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
@@ -148,7 +171,7 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   }
   // The trace notes below call sinks, which may name new nodes or paths (growing `channels`):
   // the path is held by index, its draws are all made before the first note.
-  const auto ci = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
+  const auto ci = static_cast<std::uint32_t>(&(raw ? raw_channel(a, b) : channel(a, b)) - channels.data());
   const LinkParams p = effective(channels[ci]);
   // The draws, always in this order and only for what the path can do to a message: loss,
   // duplication, reordering, then one latency per copy.
@@ -186,7 +209,7 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
       c.last_arrival = f.arrival;
     }
     f.msg = copy->release();
-    const bool held = ticks_hold(c, b, f, queued);
+    const bool held = !raw && ticks_hold(c, b, f, queued);
     const std::uint32_t slot = new_flight(std::move(f));
     if (flights[slot].fifo) c.fifo.push_back(slot);
     if (!held) schedule_flight(slot);
@@ -536,6 +559,7 @@ void Simulation::restart_node(Atom node) {
     // A new net_kernel: a new ticker phase from now.
     ++k.nodes[n].boots;
     k.nodes[n].tick_base = now_;
+    k.nodes[n].up_since = now_;
     k.nodes[n].ticker_set = false;
   }
   k.note_node(EventKind::node_up, n);

@@ -198,6 +198,12 @@ class Context {
   void demonitor(Ref ref, bool flush = false);
   void trap_exit(bool on);
   bool trapping_exits() const;
+  /// This process's messages to and from other nodes are packets of a transport it models itself
+  /// (the simulated PostgreSQL's TCP): under net ticks (docs/network.md) they cross as under
+  /// instant detection, dropped on a blocked path (`partitioned`) and never held by a cut nor lost
+  /// with a distribution connection. Exit signals, DOWNs, links and monitors keep distributed
+  /// Erlang's rules. No effect under instant detection.
+  void raw_network(bool on);
   /// Sends an exit signal with `reason` to `target` (OTP's exit/2).
   void exit(Pid target, Reason reason);
   /// Ends this process with `reason` (OTP's exit/1). Does not return.

@@ -38,6 +38,7 @@ class ConnProc final : public Behaviour {
   /// The socket is the owner's: an abnormal end takes it down through the link (the OS resets
   /// it); a normal one is seen here, and the OS closes it (FIN).
   InitResult init(Context& ctx) override {
+    ctx.raw_network(true);  // its messages are the TCP connection's segments (this file models TCP)
     ctx.monitor(owner_);
     ka_.idle = o_.keepalives_idle > Duration::zero() ? o_.keepalives_idle : kSecond * 7200;
     ka_.interval = o_.keepalives_interval > Duration::zero() ? o_.keepalives_interval : kSecond * 75;

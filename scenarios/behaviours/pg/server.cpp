@@ -30,6 +30,7 @@ const Atom kRestartImmediate("restart_immediate");
 }  // namespace
 
 InitResult Server::init(Context& ctx) {
+  ctx.raw_network(true);  // what crosses to its clients is TCP, modelled here (tcp.hpp), not Erlang's
   d_ = &ctx.disk().open<Durable>("pg/" + std::string(c_.name.text()));  // the data directory
   ctx.register_name(c_.name);
   ctx.emit(ev::kStart, {{ev::kKeepaliveIdle, c_.keepalive_idle.ns}, {ev::kKeepaliveInterval, c_.keepalive_interval.ns},
