@@ -197,6 +197,8 @@ struct Channel {
   Time second_send = Time::max(); ///< and the second
   Time resume = Time::max();      ///< after the heal: when what was held lands
   Time last_land{std::numeric_limits<std::int64_t>::min()};  ///< when something from this path last landed (a read)
+  Time last_write{std::numeric_limits<std::int64_t>::min()};  ///< when something was last sent on it
+  Time prev_write{std::numeric_limits<std::int64_t>::min()};  ///< and the time before
 };
 
 /// Distributed Erlang's connection between two nodes as each side sees it, under net ticks

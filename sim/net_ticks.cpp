@@ -113,10 +113,18 @@ Time Simulation::Impl::last_read(std::uint32_t o, std::uint32_t s, Time t) {
   if (!nodes[o].up) cutoff = std::min(cutoff, nodes[o].down_since - kNanosecond);
   if (auto it = conns.find(pair_key(o, s)); it != conns.end() && !it->second.up[side_of(o, s)])
     cutoff = std::min(cutoff, it->second.down_at[side_of(o, s)] - kNanosecond);
-  const Time tick = last_tick(o, cutoff);
+  Time tick = last_tick(o, cutoff);
+  // dist_util's need_to_tick: a tick is not written when data went out since the last one (the
+  // data is the read then, and it went out earlier). The last two writes are known.
+  for (int k = 0; k < 2 && tick != kNoTick; ++k) {
+    const auto wrote = [&](Time w) { return w > tick - tick_interval() && w <= tick; };
+    if (!wrote(c.last_write) && !wrote(c.prev_write)) break;
+    tick = tick - tick_interval();
+  }
   if (tick != kNoTick) r = std::max(r, tick + lat);
   // Nothing read yet from a node restarted since: count from its restart (the connection's start).
-  return std::max(r, nodes[o].up_since);
+  // (A node there from the start has ticked since before it: no floor.)
+  return nodes[o].boots != 0 ? std::max(r, nodes[o].up_since) : r;
 }
 
 // ---- checks --------------------------------------------------------------------------------
@@ -166,6 +174,12 @@ bool Simulation::Impl::holding(const Channel& c, std::uint32_t to) const {
 }
 
 void Simulation::Impl::note_send(Channel& c) {
+  // (Writes into a cut are not what decides the ticks before it: the history stops there.)
+  const bool stopped = c.episode != Time::max() && c.stop <= sim.now_;
+  if (!stopped && c.last_write != sim.now_) {
+    c.prev_write = c.last_write;
+    c.last_write = sim.now_;
+  }
   if (c.episode == Time::max()) return;
   if (c.first_send == Time::max()) c.first_send = sim.now_;
   else if (c.second_send == Time::max()) c.second_send = sim.now_;

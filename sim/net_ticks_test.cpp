@@ -345,3 +345,38 @@ TEST_CASE("net ticks: a node restarted and cut before its first tick is still de
     CHECK(last <= Time{} + 2_s + 5_s + 1_s);
   }
 }
+
+TEST_CASE("net ticks: a side that wrote data since its last tick does not tick - the data is the last read, and detection can come sooner", "[network][ticks]") {
+  // a sends to b once a second (its tick interval for a 4 s net_ticktime), at .05: a writes no
+  // tick at all (dist_util's need_to_tick), so the last thing b reads before a cut at 10 s is the
+  // message of 9.05 s, and b declares a down 3.05 to 4.05 s after the cut, where a tick written
+  // just before the cut would have put it up to 5 s.
+  Duration latest = Duration::zero();
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Simulation sim(seeded(seed));
+    sim.set_net_ticks(ticks(4_s));
+    std::vector<Got> got;
+    const Pid rb = recorder(sim, kB, got);
+    SpawnOptions o;
+    o.node = kA;
+    sim.spawn(
+        [rb](Context& ctx) {
+          ctx.sleep(50_ms);
+          for (int i = 1;; ++i) {
+            ctx.send(rb, kMsg, i);
+            ctx.sleep(1_s);
+          }
+        },
+        o);
+    sim.schedule(Time{} + 10_s, [&] { sim.block(kA, kB); });
+    sim.run_until(Time{} + 20_s);
+    const Downs d = downs(sim.trace());
+    REQUIRE(d.b != Time::max());
+    const Duration after = d.b - (Time{} + 10_s);
+    INFO("seed " << seed << ": b declared a down " << after.ns / 1e6 << " ms after the cut");
+    CHECK(after >= 3_s);
+    CHECK(after <= 4050_ms + 1_ms);
+    latest = std::max(latest, after);
+  }
+  CHECK(latest > 3800_ms);  // the phases spread it over the interval
+}
