@@ -214,6 +214,13 @@ struct Conn {
   std::uint32_t token[2] = {1, 1};  ///< a side's pending events carry it; going down bumps it
   Time down_at[2];                  ///< when the side last went down
   std::vector<Fire> pending[2];     ///< what the side fires when it sees the connection go
+  /// A link (empty ref) or monitor asked for while the connection is being set up.
+  struct Waiter {
+    Pid p;
+    Pid other;
+    Ref ref;
+  };
+  std::vector<Waiter> waiting;      ///< set up when the attempt gets through, failed if it does not
   bool attempt = false;             ///< a connection is being set up (a way is blocked)
   std::uint32_t attempt_from = 0;   ///< the node that started it
   std::uint32_t attempt_token = 0;  ///< its timeout event carries it
@@ -437,6 +444,11 @@ struct Simulation::Impl {
   void connect_now(std::uint32_t a, std::uint32_t b);
   void attempt_failed(std::uint32_t a, std::uint32_t b, std::uint32_t token);
   void attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token);
+  /// A link (empty ref) or monitor from p to `other` across a connection not up: it waits for
+  /// the attempt under way, or fails after net_setuptime.
+  void wait_for_connection(Process* p, Pid other, Ref ref);
+  /// Sets up (up) or fails (noconnection, or noproc for a target gone) what waited.
+  void settle(const Conn::Waiter& w, bool up);
   /// Under net ticks: notes a send on the path; true when the flight waits (held).
   bool ticks_hold(Channel& c, std::uint32_t to, Flight& f, bool queued = false);
   /// Runs `fn` net_setuptime from now (a link, monitor or call to a node it cannot reach).

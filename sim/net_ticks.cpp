@@ -361,6 +361,10 @@ void Simulation::Impl::connect_now(std::uint32_t a, std::uint32_t b) {
     c.episode = c.stop = c.first_send = c.second_send = c.resume = Time::max();
     release_held(c, sim.now_ + effective(c).latency_min);  // what waited for the connection
   }
+  // Links and monitors that waited for it, in the order asked.
+  const std::vector<Conn::Waiter> waiting = std::move(conn(a, b).waiting);
+  conn(a, b).waiting.clear();
+  for (const Conn::Waiter& w : waiting) settle(w, true);
 }
 
 void Simulation::Impl::attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token) {
@@ -374,6 +378,8 @@ void Simulation::Impl::attempt_failed(std::uint32_t a, std::uint32_t b, std::uin
   Conn& cn = conn(a, b);
   if (!cn.attempt || cn.attempt_token != token) return;
   cn.attempt = false;
+  const std::vector<Conn::Waiter> waiting = std::move(cn.waiting);
+  cn.waiting.clear();
   // What waited for it is lost, in send order.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> queued;
   for (std::uint32_t i = 0; i < flights.size(); ++i) {
@@ -393,6 +399,39 @@ void Simulation::Impl::attempt_failed(std::uint32_t a, std::uint32_t b, std::uin
       f.msg = nullptr;
       note(EventKind::drop, nullptr, f.to, m->from, Reason::noconnection(), m->tag, m->id);
     }
+  }
+  for (const Conn::Waiter& w : waiting) settle(w, false);  // links and monitors: noconnection
+}
+
+void Simulation::Impl::wait_for_connection(Process* p, Pid other, Ref ref) {
+  const Conn::Waiter w{p->pid, other, ref};
+  Process* o = find(other);
+  if (o != nullptr && attempting(p->node_ix, o->node_ix)) {
+    conn(p->node_ix, o->node_ix).waiting.push_back(w);
+    return;
+  }
+  after_setup_time([this, w] {  // (no attempt: a node down) it fails after net_setuptime
+    const Process* q = find(w.p);
+    const Process* t = find(w.other);
+    settle(w, q != nullptr && t != nullptr && connected(q->node_ix, t->node_ix));
+  });
+}
+
+void Simulation::Impl::settle(const Conn::Waiter& w, bool up) {
+  Process* q = find(w.p);
+  if (q == nullptr || q->dead || q->dying) return;
+  Process* t = find(w.other);
+  const bool gone = t == nullptr || t->dead;
+  if (!w.ref) {
+    if (up && !gone) link(q, w.other);
+    else exit_signal(w.other, nullptr, q, gone ? Reason::noproc() : Reason::noconnection(), true);
+    return;
+  }
+  if (up && !gone) {
+    t->monitored_by.push_back({w.ref, q->pid});
+    q->monitoring.push_back({w.ref, w.other});
+  } else {
+    deliver_down(q, w.other, w.ref, gone ? Reason::noproc() : Reason::noconnection());
   }
 }
 

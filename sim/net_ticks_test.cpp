@@ -380,3 +380,22 @@ TEST_CASE("net ticks: a side that wrote data since its last tick does not tick -
   }
   CHECK(latest > 3800_ms);  // the phases spread it over the interval
 }
+
+TEST_CASE("net ticks: a link asked for during a connection attempt is made when the heal lets the attempt through", "[network][ticks]") {
+  Simulation sim(seeded(4));
+  sim.set_net_ticks(ticks(4_s));
+  std::vector<Got> ga, gb;
+  const Pid pb = recorder(sim, kB, gb);
+  recorder(sim, kA, ga, pb, Time{} + 7_s);  // both sides dropped the connection by 6.01 s
+  cut_both(sim, Time{} + 1_s);
+  sim.schedule(Time{} + 9_s, [&] { sim.heal_all(); });
+  sim.schedule(Time{} + 10_s, [&] { sim.crash(pb, Reason::other(Atom("boom"))); });
+  sim.run_until(Time{} + 20_s);
+  // The attempt began at 7 s and gets through at 9 s (a whole number of seconds after it): the
+  // link is made then, so b's end reaches a as b's own reason, not noconnection.
+  REQUIRE(events_of(sim.trace(), EventKind::connect).size() == 1);
+  CHECK(events_of(sim.trace(), EventKind::connect)[0]->time == Time{} + 9_s);
+  REQUIRE(ga.size() == 1);
+  CHECK(ga[0].reason == Reason::other(Atom("boom")));
+  CHECK(ga[0].at == Time{} + 10_s + 1_ms);
+}

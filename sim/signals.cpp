@@ -260,19 +260,7 @@ void Simulation::Impl::link(Process* p, Pid other) {
   if (std::find(p->links.begin(), p->links.end(), other) != p->links.end()) return;
   if (!reach(p->node_ix, o->node_ix)) {
     if (ticks()) {
-      // It waits for the connection attempt: linked if the connection is up by net_setuptime,
-      // else noconnection (the link never was).
-      const Pid self = p->pid;
-      after_setup_time([this, self, other] {
-        Process* q = find(self);
-        if (q == nullptr || q->dead || q->dying) return;
-        Process* t = find(other);
-        if (t != nullptr && !t->dead && connected(q->node_ix, t->node_ix)) {
-          link(q, other);
-        } else {
-          exit_signal(other, nullptr, q, t == nullptr || t->dead ? Reason::noproc() : Reason::noconnection(), true);
-        }
-      });
+      wait_for_connection(p, other, {});  // linked if the connection comes up, else noconnection
       return;
     }
     exit_signal(other, nullptr, p, Reason::noconnection(), true);
@@ -313,21 +301,7 @@ Ref Simulation::Impl::monitor(Process* p, Pid other) {
   }
   if (!reach(p->node_ix, o->node_ix)) {
     if (ticks()) {
-      // As a link: monitoring if the connection is up by net_setuptime, else DOWN noconnection.
-      const Pid self = p->pid;
-      after_setup_time([this, self, other, ref] {
-        Process* q = find(self);
-        if (q == nullptr || q->dead || q->dying) return;
-        Process* t = find(other);
-        if (t == nullptr || t->dead) {
-          deliver_down(q, other, ref, Reason::noproc());
-        } else if (connected(q->node_ix, t->node_ix)) {
-          t->monitored_by.push_back({ref, q->pid});
-          q->monitoring.push_back({ref, other});
-        } else {
-          deliver_down(q, other, ref, Reason::noconnection());
-        }
-      });
+      wait_for_connection(p, other, ref);  // monitoring if the connection comes up, else DOWN noconnection
       return ref;
     }
     deliver_down(p, other, ref, Reason::noconnection());
