@@ -178,7 +178,8 @@ void Context::exit(Pid target, Reason reason) {
     // exit/2 to another node crosses the network; it is lost (and traced so) if the two nodes
     // are out of contact.
     if (k.reach(self_->node_ix, t->node_ix)) {
-      k.net_exit(self_->pid, self_, t, reason, false);
+      t = k.find(target);  // (a connection set up may have ended it)
+      if (t != nullptr && !t->dead) k.net_exit(self_->pid, self_, t, reason, false);
     } else {
       k.note(EventKind::exit_signal, nullptr, t->pid, self_->pid, reason, Atom("lost"));
     }

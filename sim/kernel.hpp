@@ -142,6 +142,8 @@ struct NodeState {
   Time tick_base{};
   bool ticker_set = false;
   std::uint32_t boots = 0;  ///< restarts so far (each restart draws a new ticker phase)
+  Time old_tick_base{};     ///< the previous incarnation's ticker (its ticks before up_since)
+  bool old_ticker_set = false;
   Time pause_start{};       ///< when the current (or last) pause began
   Time down_since{};        ///< when the node last crashed
   Time up_since{};          ///< when it last (re)started
@@ -222,6 +224,7 @@ struct Conn {
   };
   std::vector<Waiter> waiting;      ///< set up when the attempt gets through, failed if it does not
   bool attempt = false;             ///< a connection is being set up (a way is blocked)
+  Time up_at{std::numeric_limits<std::int64_t>::min()};  ///< when the connection was set up (none: from before the run)
   std::uint32_t attempt_from = 0;   ///< the node that started it
   std::uint32_t attempt_token = 0;  ///< its timeout event carries it
   Time attempt_start;               ///< when it started
@@ -443,6 +446,14 @@ struct Simulation::Impl {
   void release_held(Channel& c, Time at);
   void connect_now(std::uint32_t a, std::uint32_t b);
   void attempt_failed(std::uint32_t a, std::uint32_t b, std::uint32_t token);
+  /// Ends the attempt under way between a and b: what waited for it is dropped or fails.
+  void fail_attempt(std::uint32_t a, std::uint32_t b);
+  /// unlink / demonitor under net ticks: a link or monitor end still to fire (a peer's side went
+  /// down first) or waiting for a connection is cancelled too. `ref` empty: the link p-other.
+  void forget_pending(Pid p, Pid other, Ref ref);
+  /// Whether p's link to `other` is still to fire noconnection on p's side (linked, as far as p knows).
+  bool link_pending(Pid p, Pid other) const;
+  std::map<std::uint64_t, Conn::Waiter> lone_waiting;  ///< waiters without an attempt, by callback id
   void attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token);
   /// A link (empty ref) or monitor from p to `other` across a connection not up: it waits for
   /// the attempt under way, or fails after net_setuptime.
@@ -455,6 +466,11 @@ struct Simulation::Impl {
   void after_setup_time(std::function<void()> fn);
   bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }
   Channel& channel(std::uint32_t from, std::uint32_t to);
+  /// The path's index in `channels` (channel() may grow it: taken after the call returns).
+  std::uint32_t channel_ix(std::uint32_t from, std::uint32_t to, bool raw = false) {
+    Channel& c = raw ? raw_channel(from, to) : channel(from, to);
+    return static_cast<std::uint32_t>(&c - channels.data());
+  }
   /// Under net ticks, the path of messages that model their own transport (Context::raw_network):
   /// its own order and draws, the same parameters.
   Channel& raw_channel(std::uint32_t from, std::uint32_t to);

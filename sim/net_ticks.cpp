@@ -73,8 +73,17 @@ Time Simulation::Impl::next_tick(std::uint32_t n, Time t) {
 }
 
 Time Simulation::Impl::last_tick(std::uint32_t n, Time t) {
-  const Time base = tick_base(n);
   const std::int64_t i = tick_interval().ns;
+  if (nodes[n].boots != 0 && t < nodes[n].up_since && nodes[n].old_ticker_set) {
+    // Before the node's restart: the previous incarnation's ticks (one incarnation back).
+    const Time old = nodes[n].old_tick_base;
+    if (t < old) {
+      if (nodes[n].boots != 1) return kNoTick;
+      return old - Duration{((old - t).ns + i - 1) / i * i};  // (the first ran since before the run)
+    }
+    return old + Duration{(t - old).ns / i * i};
+  }
+  const Time base = tick_base(n);
   if (t < base) {
     // A node there from the start has ticked since before it: the run begins on a cluster that
     // was up (its connections too). A restarted node has not ticked before its new base.
@@ -122,9 +131,12 @@ Time Simulation::Impl::last_read(std::uint32_t o, std::uint32_t s, Time t) {
     tick = tick - tick_interval();
   }
   if (tick != kNoTick) r = std::max(r, tick + lat);
-  // Nothing read yet from a node restarted since: count from its restart (the connection's start).
-  // (A node there from the start has ticked since before it: no floor.)
-  return nodes[o].boots != 0 ? std::max(r, nodes[o].up_since) : r;
+  // Nothing read on a connection before it was set up (one from before the run has no floor:
+  // its nodes have ticked since before it).
+  if (auto it = conns.find(pair_key(o, s)); it != conns.end()) r = std::max(r, it->second.up_at);
+  // Nothing known read at all: as if the last read were four ticks ago (the next tick decides).
+  if (r.ns == std::numeric_limits<std::int64_t>::min()) r = t - tick_interval() * 4;
+  return r;
 }
 
 // ---- checks --------------------------------------------------------------------------------
@@ -135,7 +147,7 @@ void Simulation::Impl::ensure_check(std::uint32_t s, std::uint32_t o) {
   if (!cn.up[k] || cn.check[k] || !nodes[s].up) return;
   cn.check[k] = true;
   // Four ticks of silence after the last read, at the watching side's tick.
-  const Time due = std::max(next_tick(s, last_read(o, s, sim.now_)) + net.ticktime, sim.now_);
+  const Time due = std::max(next_tick(s, last_read(o, s, sim.now_)) + tick_interval() * 4, sim.now_);
   queue.push(due, EventQueue::Item{kTickCheck, cn.token[k], std::uint64_t{s} << 32 | o});
 }
 
@@ -151,7 +163,7 @@ void Simulation::Impl::tick_check(std::uint32_t s, std::uint32_t o, std::uint32_
     queue.push(nodes[s].paused_until + kNanosecond, EventQueue::Item{kTickCheck, token, std::uint64_t{s} << 32 | o});
     return;
   }
-  const Time due = next_tick(s, last_read(o, s, sim.now_)) + net.ticktime;
+  const Time due = next_tick(s, last_read(o, s, sim.now_)) + tick_interval() * 4;
   if (sim.now_ >= due) {
     lose_side(s, o, kNetTickTimeout);
     return;
@@ -221,8 +233,8 @@ void Simulation::Impl::release_held(Channel& c, Time at) {
 // ---- cuts, heals, pauses, crashes -----------------------------------------------------------
 
 void Simulation::Impl::tick_block(std::uint32_t a, std::uint32_t b) {
-  const auto ab = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
-  const auto ba = static_cast<std::uint32_t>(&channel(b, a) - channels.data());
+  const std::uint32_t ab = channel_ix(a, b);
+  const std::uint32_t ba = channel_ix(b, a);
   const Time now = sim.now_;
   for (const std::uint32_t ci : {ab, ba}) {
     Channel& c = channels[ci];
@@ -236,6 +248,25 @@ void Simulation::Impl::tick_block(std::uint32_t a, std::uint32_t b) {
   Channel& fwd = channels[ab];
   fwd.stop = std::min(fwd.stop, now);
   hold_in_flight(fwd);
+  // Packets of processes that model their own transport, on the wire at the cut, are lost.
+  if (auto raw = channel_index.find((std::uint64_t{1} << 63) | (std::uint64_t{a} << 32) | b); raw != channel_index.end()) {
+    const std::uint32_t ri = raw->second;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> lost;
+    for (std::uint32_t i = 0; i < flights.size(); ++i)
+      if (flights[i].live && flights[i].channel == ri && flights[i].arrival > now) lost.emplace_back(flights[i].order, i);
+    std::sort(lost.begin(), lost.end());
+    for (const auto& [order, i] : lost) {
+      auto& q = channels[ri].fifo;
+      q.erase(std::remove(q.begin(), q.end(), i), q.end());
+      Flight f = take_flight(i);
+      if (f.msg != nullptr) {
+        MessagePtr m(f.msg);
+        f.msg = nullptr;
+        note(EventKind::drop, nullptr, f.to, m->from, Reason::other(Atom("partitioned")), m->tag, m->id);
+      }
+    }
+    channels[ri].last_arrival = Time{};
+  }
   // The way back still carries, but gets no ACKs: it stops at its first RTO after the cut (its
   // first segment: a message, or its next tick).
   Channel& back = channels[ba];
@@ -314,9 +345,12 @@ void Simulation::Impl::tick_pause(std::uint32_t n) {
 
 void Simulation::Impl::tick_crash(std::uint32_t n) {
   // The node's side of each connection goes with it (its processes are dying): its peers hear
-  // of it by the close when the path carries, else by their own ticks.
+  // of it by the close when the path carries, else by their own ticks. An attempt under way
+  // to or from it ends: what waited for it is lost.
   for (std::uint32_t j = 0; j < nodes.size(); ++j) {
-    if (j != n && side_up(n, j)) lose_side(n, j, kConnectionClosed);
+    if (j == n) continue;
+    if (attempting(n, j)) fail_attempt(n, j);
+    if (side_up(n, j)) lose_side(n, j, kConnectionClosed);
   }
 }
 
@@ -355,6 +389,7 @@ void Simulation::Impl::connect_now(std::uint32_t a, std::uint32_t b) {
   }
   cn.attempt = false;
   ++cn.attempt_token;
+  cn.up_at = sim.now_;
   note_node(EventKind::connect, a, nodes[b].name);
   for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
     Channel& c = channel(x, y);
@@ -375,9 +410,16 @@ void Simulation::Impl::attempt_retry(std::uint32_t a, std::uint32_t b, std::uint
 }
 
 void Simulation::Impl::attempt_failed(std::uint32_t a, std::uint32_t b, std::uint32_t token) {
-  Conn& cn = conn(a, b);
+  const Conn& cn = conn(a, b);
   if (!cn.attempt || cn.attempt_token != token) return;
+  fail_attempt(a, b);
+}
+
+void Simulation::Impl::fail_attempt(std::uint32_t a, std::uint32_t b) {
+  Conn& cn = conn(a, b);
+  if (!cn.attempt) return;
   cn.attempt = false;
+  ++cn.attempt_token;
   const std::vector<Conn::Waiter> waiting = std::move(cn.waiting);
   cn.waiting.clear();
   // What waited for it is lost, in send order.
@@ -410,11 +452,35 @@ void Simulation::Impl::wait_for_connection(Process* p, Pid other, Ref ref) {
     conn(p->node_ix, o->node_ix).waiting.push_back(w);
     return;
   }
-  after_setup_time([this, w] {  // (no attempt: a node down) it fails after net_setuptime
-    const Process* q = find(w.p);
-    const Process* t = find(w.other);
-    settle(w, q != nullptr && t != nullptr && connected(q->node_ix, t->node_ix));
+  // (No attempt: a node down.) It fails after net_setuptime, unless unlinked or demonitored.
+  const std::uint64_t id = queue.push(sim.now_ + net.setuptime, EventQueue::Item{kCallback, 0, 0});
+  lone_waiting.emplace(id, w);
+  callbacks.emplace(id, [this, id] {
+    auto it = lone_waiting.find(id);
+    if (it == lone_waiting.end()) return;
+    const Conn::Waiter waiter = it->second;
+    lone_waiting.erase(it);
+    const Process* q = find(waiter.p);
+    const Process* t = find(waiter.other);
+    settle(waiter, q != nullptr && t != nullptr && connected(q->node_ix, t->node_ix));
   });
+}
+
+void Simulation::Impl::forget_pending(Pid p, Pid other, Ref ref) {
+  const auto matches = [&](Pid from, Pid to, Ref r) { return ref ? r == ref : (!r && to == p && from == other); };
+  for (auto& [key, cn] : conns) {
+    for (auto& list : cn.pending) std::erase_if(list, [&](const Conn::Fire& f) { return matches(f.from, f.to, f.ref); });
+    std::erase_if(cn.waiting, [&](const Conn::Waiter& w) { return w.p == p && (ref ? w.ref == ref : (!w.ref && w.other == other)); });
+  }
+  std::erase_if(lone_waiting, [&](const auto& e) { return e.second.p == p && (ref ? e.second.ref == ref : (!e.second.ref && e.second.other == other)); });
+}
+
+bool Simulation::Impl::link_pending(Pid p, Pid other) const {
+  for (const auto& [key, cn] : conns)
+    for (const auto& list : cn.pending)
+      for (const Conn::Fire& f : list)
+        if (!f.ref && f.to == p && f.from == other) return true;
+  return false;
 }
 
 void Simulation::Impl::settle(const Conn::Waiter& w, bool up) {
@@ -463,8 +529,8 @@ void Simulation::Impl::lose_side(std::uint32_t s, std::uint32_t o, Atom why) {
   // 1. What was in flight or held either way, in send order: messages are lost; a link's exit
   //    signal or a DOWN becomes noconnection, at once for a receiver on this side, when the
   //    peer's side goes for one there.
-  const auto sc = static_cast<std::uint32_t>(&channel(s, o) - channels.data());
-  const auto oc = static_cast<std::uint32_t>(&channel(o, s) - channels.data());
+  const std::uint32_t sc = channel_ix(s, o);
+  const std::uint32_t oc = channel_ix(o, s);
   std::vector<std::pair<std::uint64_t, std::uint32_t>> lost;
   for (std::uint32_t i = 0; i < flights.size(); ++i) {
     const Flight& f = flights[i];

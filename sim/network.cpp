@@ -64,7 +64,7 @@ Channel& Simulation::Impl::raw_channel(std::uint32_t from, std::uint32_t to) {
   const std::uint64_t key = (std::uint64_t{1} << 63) | (std::uint64_t{from} << 32) | to;
   auto it = channel_index.find(key);
   if (it != channel_index.end()) return channels[it->second];
-  const auto base = static_cast<std::uint32_t>(&channel(from, to) - channels.data());
+  const std::uint32_t base = channel_ix(from, to);
   const auto ix = static_cast<std::uint32_t>(channels.size());
   channel_index.emplace(key, ix);
   Channel& c = channels.emplace_back();
@@ -158,12 +158,20 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
       return;
     }
   } else if (ticks()) {
+    const Pid to_pid = to->pid;
     if (!reach(a, b)) {
       if (!attempting(a, b)) {
-        note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
+        note(EventKind::drop, from, to_pid, from->pid, Reason::noconnection(), m->tag, m->id);
         return;
       }
       queued = true;
+    } else {
+      // Setting up a connection may have ended the receiver (a peer's side that went down fires).
+      to = find(to_pid);
+      if (to == nullptr || to->dead) {
+        note(EventKind::drop, from, to_pid, from->pid, Reason::noproc(), m->tag, m->id);
+        return;
+      }
     }
   } else if (path_blocked(a, b)) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
@@ -171,7 +179,7 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   }
   // The trace notes below call sinks, which may name new nodes or paths (growing `channels`):
   // the path is held by index, its draws are all made before the first note.
-  const auto ci = static_cast<std::uint32_t>(&(raw ? raw_channel(a, b) : channel(a, b)) - channels.data());
+  const std::uint32_t ci = channel_ix(a, b, raw);
   const LinkParams p = effective(channels[ci]);
   // The draws, always in this order and only for what the path can do to a message: loss,
   // duplication, reordering, then one latency per copy.
@@ -343,8 +351,8 @@ void Simulation::Impl::lose_contact(std::uint32_t a, std::uint32_t b) {
   const bool was_draining = draining;
   draining = true;  // every signal first, then the deaths they cause, in order
   std::uint64_t fired = 0;
-  const std::uint32_t ab = static_cast<std::uint32_t>(&channel(a, b) - channels.data());
-  const std::uint32_t ba = static_cast<std::uint32_t>(&channel(b, a) - channels.data());
+  const std::uint32_t ab = channel_ix(a, b);
+  const std::uint32_t ba = channel_ix(b, a);
   channels[ab].fifo.clear();
   channels[ba].fifo.clear();
   // Nothing sent so far will arrive, so nothing sent later waits behind it: the next message
@@ -557,6 +565,9 @@ void Simulation::restart_node(Atom node) {
   k.nodes[n].up = true;
   if (k.ticks()) {
     // A new net_kernel: a new ticker phase from now.
+    // (The previous incarnation's ticks stay known: a peer across a cut still counts from them.)
+    k.nodes[n].old_tick_base = k.tick_base(n);
+    k.nodes[n].old_ticker_set = true;
     ++k.nodes[n].boots;
     k.nodes[n].tick_base = now_;
     k.nodes[n].up_since = now_;

@@ -258,12 +258,19 @@ void Simulation::Impl::link(Process* p, Pid other) {
     return;
   }
   if (std::find(p->links.begin(), p->links.end(), other) != p->links.end()) return;
+  if (ticks() && link_pending(p->pid, other)) return;  // still linked as far as p's side knows
   if (!reach(p->node_ix, o->node_ix)) {
     if (ticks()) {
       wait_for_connection(p, other, {});  // linked if the connection comes up, else noconnection
       return;
     }
     exit_signal(other, nullptr, p, Reason::noconnection(), true);
+    return;
+  }
+  // (Setting up a connection may have ended the other: a peer's side that went down fires.)
+  o = find(other);
+  if (o == nullptr || o->dead) {
+    exit_signal(other, nullptr, p, Reason::noproc(), true);
     return;
   }
   p->links.push_back(other);
@@ -284,6 +291,7 @@ void Simulation::Impl::unlink(Process* p, Pid other) {
   // go together), so this is the entry a search from the front would find. A supervisor unlinks
   // its children in reverse start order, each the last of its list: a search from the front
   // made a wide supervisor's shutdown quadratic (100k children: 1.6 s).
+  if (ticks()) forget_pending(p->pid, other, {});  // (its noconnection still to fire, or waiting)
   auto rit = std::find(p->links.rbegin(), p->links.rend(), other);
   if (rit == p->links.rend()) return;
   p->links.erase(std::next(rit).base());
@@ -307,6 +315,11 @@ Ref Simulation::Impl::monitor(Process* p, Pid other) {
     deliver_down(p, other, ref, Reason::noconnection());
     return ref;
   }
+  o = find(other);  // (as in link: a connection set up may have ended it)
+  if (o == nullptr || o->dead) {
+    deliver_down(p, other, ref, Reason::noproc());
+    return ref;
+  }
   o->monitored_by.push_back({ref, p->pid});
   p->monitoring.push_back({ref, other});
   return ref;
@@ -321,6 +334,7 @@ void Simulation::Impl::demonitor(Process* p, Ref ref, bool flush) {
     if (Process* o = find(target)) erase_ref(o->monitored_by, ref);
     note(EventKind::demonitor, p, p->pid, target, {}, {}, ref.id);
   } else {
+    if (ticks()) forget_pending(p->pid, {}, ref);  // (its DOWN still to fire, or waiting)
     // Its DOWN may be crossing the network: demonitor means it never arrives.
     const Pid self = p->pid;
     cancel_flights([self, ref](const Flight& f) {
