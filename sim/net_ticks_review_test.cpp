@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "sim/simulation.hpp"
+#include "sim/net_ticks_test_support.hpp"
 #include "sim/test_support.hpp"
 
 using namespace lic;
@@ -21,41 +22,11 @@ using lic::testing::as_int;
 using lic::testing::events_of;
 
 namespace {
-const Atom kA("a");
-const Atom kB("b");
+using namespace lic::testing::ticks;
 const Atom kGo("go");
-const Atom kMsg("msg");
 
-struct Got {
-  Time at;
-  int value = 0;
-  MsgKind kind = MsgKind::plain;
-  Reason reason;
-  Pid from;
-};
-
-NetTicks ticks(Duration t) {
-  NetTicks n;
-  n.ticktime = t;
-  return n;
-}
-SimOptions seeded(std::uint64_t s) {
-  SimOptions o;
-  o.seed = s;
-  return o;
-}
-
-Pid trapper(Simulation& sim, Atom node, std::vector<Got>& got) {
-  SpawnOptions o;
-  o.node = node;
-  o.trap_exit = true;
-  return sim.spawn([&got](Context& ctx) {
-    for (;;) {
-      MessagePtr m = ctx.receive();
-      got.push_back({ctx.now(), as_int(*m), m->kind, m->reason, m->from});
-    }
-  }, o);
-}
+/// A trapping recorder (net_ticks_test_support.hpp).
+Pid trapper(Simulation& sim, Atom node, std::vector<Got>& got) { return recorder(sim, node, got); }
 
 // Polls every ms from `from` for "a's side down, b's side up", then runs fn once.
 void when_a_down_b_up(Simulation& sim, Time from, std::function<void()> fn) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/simulation.hpp"
+#include "sim/net_ticks_test_support.hpp"
 #include "sim/test_support.hpp"
 
 using namespace lic;
@@ -26,36 +27,7 @@ using lic::testing::as_int;
 using lic::testing::events_of;
 
 namespace {
-const Atom kA("a");
-const Atom kB("b");
-const Atom kMsg("msg");
-
-struct Got {
-  Time at;
-  int value = 0;
-  MsgKind kind = MsgKind::plain;
-  Reason reason;
-};
-
-/// A trapping process on `node` that records what it receives; with `link_to`, it links to
-/// that process at `link_at` first.
-Pid recorder(Simulation& sim, Atom node, std::vector<Got>& got, Pid link_to = {}, Time link_at = {}) {
-  SpawnOptions o;
-  o.node = node;
-  o.trap_exit = true;
-  return sim.spawn(
-      [&got, link_to, link_at](Context& ctx) {
-        if (link_to) {
-          ctx.sleep(link_at - ctx.now());
-          ctx.link(link_to);
-        }
-        for (;;) {
-          MessagePtr m = ctx.receive();
-          got.push_back({ctx.now(), as_int(*m), m->kind, m->reason});
-        }
-      },
-      o);
-}
+using namespace lic::testing::ticks;
 
 /// A process on node a that sends 1..n to `to`, one every 100 ms from t = 0.
 void numbered(Simulation& sim, Pid to, int n) {
@@ -77,18 +49,6 @@ void cut_both(Simulation& sim, Time at) {
     sim.block(kA, kB);
     sim.block(kB, kA);
   });
-}
-
-SimOptions seeded(std::uint64_t seed) {
-  SimOptions o;
-  o.seed = seed;
-  return o;
-}
-
-NetTicks ticks(Duration t) {
-  NetTicks n;
-  n.ticktime = t;
-  return n;
 }
 
 /// When each side declared the other down (Time::max(): never).
