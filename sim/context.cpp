@@ -220,6 +220,36 @@ void Context::unregister_name(Atom name) {
 
 Pid Context::whereis(Atom name) const { return sim_->whereis(name); }
 
+bool Context::register_global(Atom name, Pid pid) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.require_global("register_global");
+  const std::uint64_t id = k.global_start(self_, std::string(name.text()), pid, true);
+  while (k.gresults.count(id) == 0) k.park(self_, Duration::max());
+  const bool yes = k.gresults.at(id);
+  k.gresults.erase(id);
+  return yes;
+}
+
+void Context::unregister_global(Atom name) {
+  auto& k = kernel(*sim_);
+  k.check(self_);
+  k.require_global("unregister_global");
+  if (!whereis_global(name)) return;  // (OTP's unregister_name looks first, too)
+  const std::uint64_t id = k.global_start(self_, std::string(name.text()), Pid{}, false);
+  while (k.gresults.count(id) == 0) k.park(self_, Duration::max());
+  k.gresults.erase(id);
+}
+
+Pid Context::whereis_global(Atom name) const { return sim_->whereis_global(node(), name); }
+
+bool Context::send_global(Atom name, Atom tag, Payload payload) {
+  const Pid to = whereis_global(name);
+  if (!to) return false;
+  send(to, tag, std::move(payload));
+  return true;
+}
+
 Atom Context::node_of(Pid p) const {
   const Process* q = kernel(*sim_).find(p);
   return q != nullptr ? q->node : Atom();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <set>
 #include <span>
+#include <string>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -147,6 +148,7 @@ struct NodeState {
   Time pause_start{};       ///< when the current (or last) pause began
   Time down_since{};        ///< when the node last crashed
   Time up_since{};          ///< when it last (re)started
+  bool hosted = false;      ///< a process ran on it (a node only named is no Erlang node: global ignores it)
 
   Time local(Time now) const {
     if (drift_ppm == 0) return local_base + (now - true_base);
@@ -228,6 +230,39 @@ struct Conn {
   std::uint32_t attempt_from = 0;   ///< the node that started it
   std::uint32_t attempt_token = 0;  ///< its timeout event carries it
   Time attempt_start;               ///< when it started
+};
+
+/// OTP's `global` on one node (global.cpp, docs/network.md "global"): its replica of the name
+/// table, global's lock, and what prevent_overlapping_partitions keeps.
+struct GlobalNode {
+  struct Name {
+    Pid pid;
+    std::uint32_t node = 0;  ///< the pid's node (a dead pid's node is no longer known otherwise)
+  };
+  std::map<std::string, Name, std::less<>> names;
+  std::uint64_t lock = 0;               ///< the registration holding global's lock here (0: free)
+  std::set<std::uint32_t> removing;     ///< nodes told to disconnect whose nodedown is still to come
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> lost_seen;  ///< lost_connection (A, B): the last report handled
+  std::deque<std::uint64_t> ops;        ///< the registrar's queue: the first one runs
+};
+
+/// One global:register_name or unregister_name, run by its node's registrar (global.cpp):
+/// global's lock on the boss, then on every known node, then the change on each, then unlock.
+struct GlobalOp {
+  Pid caller;
+  std::uint32_t node = 0;
+  std::string name;
+  Pid pid;            ///< register: the pid named
+  std::uint32_t pid_node = 0;
+  bool reg = true;
+  int times = 0;      ///< tries so far (random_sleep's argument)
+  int phase = 0;      ///< 1: the boss's lock; 2: every node's; 3: the change; 4: unlock
+  std::uint64_t round = 0;  ///< bumped at each phase: a late reply of an earlier one is ignored
+  std::vector<std::uint32_t> known;  ///< the known nodes when this try began
+  std::vector<std::uint32_t> nodes;  ///< this node and them
+  int outstanding = 0;
+  bool denied = false;
+  bool result = false;
 };
 
 struct ChanWaiter;
@@ -454,6 +489,53 @@ struct Simulation::Impl {
   /// Whether p's link to `other` is still to fire noconnection on p's side (linked, as far as p knows).
   bool link_pending(Pid p, Pid other) const;
   std::map<std::uint64_t, Conn::Waiter> lone_waiting;  ///< waiters without an attempt, by callback id
+
+  // global.cpp: OTP's `global` under net ticks (names, its lock, prevent_overlapping_partitions).
+  std::vector<GlobalNode> gnodes;           ///< per node, grown on first use
+  std::map<std::uint64_t, GlobalOp> gops;   ///< registrations under way, by id
+  std::map<std::uint64_t, bool> gresults;   ///< finished ones, until their caller reads them
+  struct GlobalWait {
+    std::uint64_t op;
+    std::uint64_t round;
+    std::uint32_t from, to;
+  };
+  std::vector<GlobalWait> gwaits;            ///< requests waiting for the connection to say
+  std::uint64_t next_gop = 1;
+  bool gused = false;                        ///< a name was registered: tables to keep up
+  std::uint64_t lost_ops = 0;                ///< lost_connection reports sent (OTP's OpId)
+  GlobalNode& gnode(std::uint32_t n);
+  /// Runs `fn` at `at` (a kernel callback).
+  void later(Time at, std::function<void()> fn);
+  void require_global(const char* what) const;
+  /// j counts as known to n: connected as n's side sees it, and not being removed.
+  bool g_known(std::uint32_t n, std::uint32_t j);
+  std::vector<std::uint32_t> g_known_list(std::uint32_t n);
+  std::uint64_t global_start(Process* caller, std::string name, Pid pid, bool reg);
+  void g_try(std::uint64_t id);
+  void g_phase(std::uint64_t id, int phase, std::vector<std::uint32_t> to);
+  void g_rpc(std::uint64_t id, std::uint64_t round, std::uint32_t j);
+  void g_arrive(std::uint64_t id, std::uint32_t j);
+  void g_reply(std::uint64_t id, std::uint64_t round);
+  void g_done(std::uint64_t id);
+  void g_finish(std::uint64_t id);
+  void g_release(std::uint64_t id);
+  void g_retry_later(std::uint64_t id);
+  /// A request from `from` to `to` waiting on their connection: re-tried (connected) or failed.
+  void g_wake(std::uint32_t from, std::uint32_t to, bool fail);
+  void g_wake_pair(std::uint32_t a, std::uint32_t b, bool fail);
+  /// global's message from one server to another ([noconnect]: dropped unless connected).
+  void g_send(std::uint32_t from, std::uint32_t to, std::function<void()> fn);
+  void g_sync(std::uint32_t a, std::uint32_t b, Time up_at);
+  void g_forget_node(std::uint32_t n, std::uint32_t o);
+  /// Side s saw o go: names of o's processes leave s's replica, o's locks here go, requests
+  /// waiting on o fail, and (prevent_overlapping_partitions) s tells its other peers.
+  void global_nodedown(std::uint32_t s, std::uint32_t o);
+  void g_lost_connection(std::uint32_t c, std::uint32_t a, std::uint64_t opid, std::uint32_t b);
+  void g_remove_connection(std::uint32_t x, std::uint32_t c);
+  /// A process ended: its names leave each replica when that node hears of it.
+  void global_exit(const Process* p);
+  void global_crash(std::uint32_t n);
+  void global_connected(std::uint32_t a, std::uint32_t b);
   void attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token);
   /// A link (empty ref) or monitor from p to `other` across a connection not up: it waits for
   /// the attempt under way, or fails after net_setuptime.

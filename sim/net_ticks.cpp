@@ -308,6 +308,7 @@ void Simulation::Impl::tick_heal(std::uint32_t a, std::uint32_t b) {
       }
     }
   }
+  if (both_up) g_wake_pair(a, b, false);  // global's calls held by the cut go on
 }
 
 Time Simulation::Impl::first_retransmission(Channel& c, std::uint32_t x, Time heal) {
@@ -344,6 +345,7 @@ void Simulation::Impl::tick_pause(std::uint32_t n) {
 }
 
 void Simulation::Impl::tick_crash(std::uint32_t n) {
+  global_crash(n);
   // The node's side of each connection goes with it (its processes are dying): its peers hear
   // of it by the close when the path carries, else by their own ticks. An attempt under way
   // to or from it ends: what waited for it is lost.
@@ -400,6 +402,7 @@ void Simulation::Impl::connect_now(std::uint32_t a, std::uint32_t b) {
   const std::vector<Conn::Waiter> waiting = std::move(conn(a, b).waiting);
   conn(a, b).waiting.clear();
   for (const Conn::Waiter& w : waiting) settle(w, true);
+  global_connected(a, b);
 }
 
 void Simulation::Impl::attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token) {
@@ -443,6 +446,7 @@ void Simulation::Impl::fail_attempt(std::uint32_t a, std::uint32_t b) {
     }
   }
   for (const Conn::Waiter& w : waiting) settle(w, false);  // links and monitors: noconnection
+  g_wake_pair(a, b, true);  // global's calls that waited for it: bad nodes
 }
 
 void Simulation::Impl::wait_for_connection(Process* p, Pid other, Ref ref) {
@@ -627,6 +631,7 @@ void Simulation::Impl::lose_side(std::uint32_t s, std::uint32_t o, Atom why) {
   }
   draining = was_draining;
   if (!was_draining) drain_deaths();
+  if (alive_s) global_nodedown(s, o);  // global's nodedown (global.cpp)
 }
 
 // ---- the world's side ----------------------------------------------------------------------

@@ -55,6 +55,10 @@ struct LinkEffect {
 struct NetTicks {
   Duration ticktime{};
   Duration setuptime = Duration{7'000'000'000};
+  /// OTP 25's `global` default (kernel's prevent_overlapping_partitions): a node that hears
+  /// from a peer that it lost a third node disconnects from that third node, so partitions do
+  /// not overlap (docs/network.md, "global"). Only under net ticks.
+  bool prevent_overlapping_partitions = true;
   bool operator==(const NetTicks&) const = default;
 };
 

@@ -212,6 +212,22 @@ class Context {
   void register_name(Atom name);
   void unregister_name(Atom name);
   Pid whereis(Atom name) const;
+  // OTP's `global` (docs/network.md, "global"; net ticks only, else std::logic_error): names
+  // replicated on every node, each node answering from its own table.
+  /// global:register_name(name, pid): waits for global's lock on every node this one knows (a
+  /// node across an undetected cut holds it until the cut is seen or heals), then names `pid`
+  /// on each; false (no) when this node's table already has the name, or the pid has one.
+  /// When two nodes that both had the name connect again, the lower pid keeps it and the other
+  /// is killed (random_exit_name).
+  bool register_global(Atom name, Pid pid);
+  bool register_global(Atom name) { return register_global(name, self()); }
+  /// global:unregister_name, under the same lock.
+  void unregister_global(Atom name);
+  /// global:whereis_name, from this node's table: an empty Pid when it has no such name.
+  Pid whereis_global(Atom name) const;
+  /// global:send: sends to the pid this node's table names; false (nothing sent) when it names
+  /// none (OTP exits the caller with badarg).
+  bool send_global(Atom name, Atom tag, Payload payload = {});
   /// The node `p` runs on (Erlang's node/1), e.g. to reach the replica beside the process a
   /// leader election registered; an empty Atom once `p` has ended (the simulation keeps no
   /// record of a dead process's node).

@@ -80,6 +80,7 @@ SpawnResult Simulation::Impl::spawn(Process* parent, std::unique_ptr<Behaviour> 
   p->label = opts.label;
   if (!p->label.name.empty()) labelled.emplace_hint(labelled.end(), p->label.name.index(), p->pid.id);
   p->node_ix = !opts.node.empty() ? node_of(opts.node) : parent != nullptr ? parent->node_ix : 0;
+  nodes[p->node_ix].hosted = true;
   p->node = nodes[p->node_ix].name;
   p->trap_exit = opts.trap_exit;
   p->ack_init = opts.ack_init && parent != nullptr;
@@ -403,6 +404,7 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   if (!p->label.name.empty()) labelled.erase({p->label.name.index(), p->pid.id});
   --sim.live_processes_;
   note(EventKind::exit, p, p->pid, {}, reason);
+  if (gused) global_exit(p);
   if (!p->registered.empty()) {
     registry.erase(p->registered.index());
     note(EventKind::unregister_name, p, p->pid, {}, {}, p->registered);
@@ -547,6 +549,16 @@ bool Simulation::alive(Pid p) const { return impl_->find(p) != nullptr; }
 Pid Simulation::whereis(Atom name) const {
   auto it = impl_->registry.find(name.index());
   return it == impl_->registry.end() ? Pid{} : it->second;
+}
+
+Pid Simulation::whereis_global(Atom node, Atom name) const {
+  Impl& k = *impl_;
+  k.require_global("whereis_global");
+  const std::uint32_t n = k.node_of(node);
+  if (n >= k.gnodes.size()) return Pid{};
+  const auto& names = k.gnodes[n].names;
+  auto it = names.find(name.text());
+  return it == names.end() ? Pid{} : it->second.pid;
 }
 
 std::optional<ProcessInfo> Simulation::info(Pid pid) const {

@@ -191,6 +191,9 @@ class Simulation {
 
   bool alive(Pid p) const;
   Pid whereis(Atom name) const;
+  /// What `node`'s table of OTP's `global` names `name` (docs/network.md, "global"); an empty
+  /// Pid when none. Net ticks only.
+  Pid whereis_global(Atom node, Atom name) const;
   std::optional<ProcessInfo> info(Pid p) const;
   /// The behaviour object of a live behaviour process (null otherwise), for observers that
   /// read its state between runs (the supervision snapshot). Never call it from process code.

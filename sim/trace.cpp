@@ -98,6 +98,7 @@ std::string_view to_string(EventKind k) {
     case EventKind::mailbox_wait: return "mailbox_wait";
     case EventKind::clock_change: return "clock_change";
     case EventKind::connect: return "connect";
+    case EventKind::global_name: return "global_name";
   }
   return "?";
 }

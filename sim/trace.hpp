@@ -70,6 +70,10 @@ enum class EventKind : std::uint16_t {
   clock_change,  ///< `node`'s clock changed: msg = its skew in ns, other = its drift in ppm (both signed)
   connect,       ///< net ticks: `node` set up a new connection to `tag` on demand (a send, link or
                  ///< monitor after both sides had dropped the old one)
+  global_name,   ///< OTP's `global` (net ticks): `tag` names `pid`. reason `registered` (global:register_name
+                 ///< returned yes; node = the caller's), `unregistered`, or `conflict`: two nodes that
+                 ///< reconnected both had the name; `pid` keeps it and `other` is killed (node = the
+                 ///< node that resolved it)
 };
 
 std::string_view to_string(EventKind k);

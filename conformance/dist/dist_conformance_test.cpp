@@ -51,6 +51,7 @@ struct Step {
   double at = 0;  // ms
   std::string kind;  // link, monitor, cut, heal, send, call, register_global
   std::string p, to;
+  std::string name;  // register_global: the global name
   std::vector<std::string> nodes;
   bool oneway = false;
   double every = 0;
@@ -93,7 +94,10 @@ std::vector<Case> read_cases() {
           st.p = s[kind].as<std::string>();
         }
       }
-      if (st.kind == "register_global") st.p = s["by"].as<std::string>();
+      if (st.kind == "register_global") {
+        st.name = st.p;
+        st.p = s["by"].as<std::string>();
+      }
       if (s["to"]) st.to = s["to"].as<std::string>();
       if (s["oneway"]) st.oneway = s["oneway"].as<bool>();
       if (s["every"]) st.every = s["every"].as<double>();
@@ -122,6 +126,9 @@ std::string key_of(const nlohmann::json& e) {
   if (ev == "down") return "down " + s("p") + " of " + s("of") + " " + s("reason");
   if (ev == "call") return "call " + s("p") + " to " + s("to") + " " + s("result");
   if (ev == "recv") return "recv " + s("p") + " from " + s("from");
+  if (ev == "global_register") return "global_register " + s("p") + " " + s("name") + " " + s("result");
+  if (ev == "global") return "global " + s("node") + " " + s("name") + " " + (s("owner").empty() ? "undefined" : s("owner"));
+  if (ev == "proc_down") return "proc_down " + s("p") + " " + s("reason");
   return "";
 }
 
@@ -187,6 +194,14 @@ Run simulate(const Case& c, std::uint64_t seed) {
               } else if (st.kind == "send") {
                 sending.push_back({to, st.to, 1, st.count, Duration{static_cast<std::int64_t>(st.every * 1e6)}});
                 ctx.send(ctx.self(), kTick, static_cast<int>(sending.size() - 1));
+              } else if (st.kind == "register_global") {
+                // global:register_name(NAME, pid of P) from a helper on P's node (P stays free).
+                const std::string gname = st.name;
+                ctx.spawn([&, name, gname](Context& cc) {
+                  const double t0 = now_ms();
+                  const bool yes = cc.register_global(Atom(gname), pids[name]);
+                  run.push_back({"global_register " + name + " " + gname + " " + (yes ? "yes" : "no"), now_ms() - t0});
+                });
               } else if (st.kind == "call") {
                 const Duration timeout = st.timeout ? Duration{static_cast<std::int64_t>(*st.timeout * 1e6)} : Duration::max();
                 const std::string to_name = st.to;
@@ -211,6 +226,13 @@ Run simulate(const Case& c, std::uint64_t seed) {
     pids[p.name] = pid;
     names[pid] = p.name;
   }
+  // Each real node runs the recorder's own processes: an Erlang node is a node with something on
+  // it (the simulation's global ignores a node only named).
+  for (const std::string& node : c.nodes) {
+    SpawnOptions o;
+    o.node = Atom(node);
+    sim.spawn([](Context& ctx) { ctx.receive(); }, o);
+  }
   for (std::size_t i = 0; i < c.steps.size(); ++i) {
     const Step& st = c.steps[i];
     sim.schedule(at_ms(st.at), [&sim, &pids, &st, i] {
@@ -229,14 +251,29 @@ Run simulate(const Case& c, std::uint64_t seed) {
     });
   }
   sim.run_until(at_ms(c.end));
+  // At `end`, every node's global table, for each name a step registered.
+  std::set<std::string> gnames;
+  for (const Step& st : c.steps)
+    if (st.kind == "register_global") gnames.insert(st.name);
+  for (const std::string& node : c.nodes) {
+    for (const std::string& g : gnames) {
+      const Pid owner = sim.whereis_global(Atom(node), Atom(g));
+      run.push_back({"global " + node + " " + g + " " + (owner && names.count(owner) != 0 ? names[owner] : std::string("undefined")), c.end});
+    }
+  }
+  int downs = 0;
   for (const TraceEvent& e : sim.trace().events()) {
+    if (e.kind == EventKind::disconnect) ++downs;
     if (e.kind == EventKind::disconnect)
       run.push_back({"nodedown " + std::string(e.node.text()) + " of " + std::string(e.tag.text()), static_cast<double>(e.time.ns) / 1e6});
+    if (e.kind == EventKind::exit && names.count(e.pid) != 0)
+      run.push_back({"proc_down " + names[e.pid] + " " + to_string(e.reason), static_cast<double>(e.time.ns) / 1e6});
     if (e.kind == EventKind::connect) {
       run.push_back({"nodeup " + std::string(e.node.text()) + " of " + std::string(e.tag.text()), static_cast<double>(e.time.ns) / 1e6});
       run.push_back({"nodeup " + std::string(e.tag.text()) + " of " + std::string(e.node.text()), static_cast<double>(e.time.ns) / 1e6});
     }
   }
+  if (c.nodes.size() >= 3) run.push_back({"nodedowns " + std::to_string(downs), 0});
   return run;
 }
 
@@ -274,15 +311,21 @@ Seen read_recording(const std::string& id) {
   REQUIRE(in.good());
   const nlohmann::json j = nlohmann::json::parse(in);
   Seen s;
+  const bool many = j.at("case").at("nodes").size() >= 3;
   for (const nlohmann::json& r : j.at("runs")) {
     Run run;
+    int downs = 0;
     for (const nlohmann::json& e : r.at("events")) {
+      if (e.at("ev") == "nodedown") ++downs;
       const std::string k = key_of(e);
       if (k.empty()) continue;
       double t = e.at("t").get<double>();
-      if (e.at("ev") == "call" && e.contains("elapsed")) t = e.at("elapsed").get<double>();
+      if ((e.at("ev") == "call" || e.at("ev") == "global_register") && e.contains("elapsed")) t = e.at("elapsed").get<double>();
       run.push_back({k, t, e.contains("seq") ? e.at("seq").get<int>() : 0});
     }
+    // With three nodes or more, how many nodedowns a run saw in all (which node saw which
+    // varies from run to run; prevent_overlapping_partitions shows in the count).
+    if (many) run.push_back({"nodedowns " + std::to_string(downs), 0});
     add_run(s, run);
   }
   return s;

@@ -537,8 +537,17 @@ TEST_CASE("scenario file: network detection - instant by default, ticks with net
   CHECK(instant.scenario.net_ticks.ticktime == Duration::zero());
   const ParseResult both = parse_scenario(head + "network: {detection: instant, net_ticktime: 8s}\n", "s.yaml");
   REQUIRE(both.errors.size() == 1);
-  CHECK(both.errors.front().message == "`detection: instant` has no net ticks: drop net_ticktime and net_setuptime, or say `detection: ticks`");
+  CHECK(both.errors.front().message == "`detection: instant` has no net ticks: drop net_ticktime, net_setuptime and prevent_overlapping_partitions, or say `detection: ticks`");
   CHECK(both.errors.front().mark.line == 4);
+  CHECK(ticks.scenario.net_ticks.prevent_overlapping_partitions);
+  const ParseResult no_pop = parse_scenario(head + "network: {detection: ticks, prevent_overlapping_partitions: false}\n", "s.yaml");
+  REQUIRE(no_pop.ok());
+  CHECK(!no_pop.scenario.net_ticks.prevent_overlapping_partitions);
+  CHECK(to_yaml(no_pop.scenario).find("prevent_overlapping_partitions: false") != std::string::npos);
+  CHECK(parse_scenario(to_yaml(no_pop.scenario), "w.yaml").scenario.net_ticks == no_pop.scenario.net_ticks);
+  const ParseResult bad_pop = parse_scenario(head + "network: {detection: ticks, prevent_overlapping_partitions: sometimes}\n", "s.yaml");
+  REQUIRE(bad_pop.errors.size() == 1);
+  CHECK(bad_pop.errors.front().mark.line == 4);
   const ParseResult small = parse_scenario(head + "network: {net_ticktime: 3ms}\n", "s.yaml");
   REQUIRE(small.errors.size() == 1);
   CHECK(small.errors.front().message == "net_ticktime must be at least 4ms (a tick is a quarter of it), not 3ms");

@@ -209,11 +209,17 @@ void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
   bool tick_set = false;
   Duration ticktime = kSecond * 60;
   Duration setuptime = NetTicks{}.setuptime;
-  for (const Entry& k : rd.entries(n, "network", {"default", "links", "detection", "net_ticktime", "net_setuptime"})) {
+  bool pop = NetTicks{}.prevent_overlapping_partitions;
+  for (const Entry& k : rd.entries(n, "network", {"default", "links", "detection", "net_ticktime", "net_setuptime", "prevent_overlapping_partitions"})) {
     if (k.key == "detection") {
       detection_at.reset(k.value);
       if (rd.scalar(k.value, "detection", detection) && detection != "instant" && detection != "ticks")
         rd.error(k.value, "unknown detection '" + detection + "' (instant or ticks)");
+    } else if (k.key == "prevent_overlapping_partitions") {
+      // OTP 25's `global` default (docs/network.md, "global"): a setting of the tick model.
+      if (!tick_set) tick_setting.reset(k.key_node);
+      tick_set = true;
+      rd.boolean(k.value, k.key, pop);
     } else if (k.key == "net_ticktime" || k.key == "net_setuptime") {
       if (!tick_set) tick_setting.reset(k.key_node);
       tick_set = true;
@@ -240,10 +246,11 @@ void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
     }
   }
   if (detection == "instant" && tick_set) {
-    rd.error(tick_setting, "`detection: instant` has no net ticks: drop net_ticktime and net_setuptime, or say `detection: ticks`");
+    rd.error(tick_setting, "`detection: instant` has no net ticks: drop net_ticktime, net_setuptime and prevent_overlapping_partitions, or say `detection: ticks`");
   } else if (detection == "ticks" || (detection.empty() && tick_set)) {
     s.net_ticks.ticktime = ticktime;
     s.net_ticks.setuptime = setuptime;
+    s.net_ticks.prevent_overlapping_partitions = pop;
   }
 }
 

@@ -285,6 +285,7 @@ void write_network(YAML::Emitter& y, const Scenario& s) {
       y << YAML::Key << "net_ticktime" << YAML::Value << format_duration(s.net_ticks.ticktime);
       if (s.net_ticks.setuptime != NetTicks{}.setuptime)
         y << YAML::Key << "net_setuptime" << YAML::Value << format_duration(s.net_ticks.setuptime);
+      if (!s.net_ticks.prevent_overlapping_partitions) y << YAML::Key << "prevent_overlapping_partitions" << YAML::Value << false;
     }
     y << YAML::Key << "default" << YAML::Value << YAML::Flow << YAML::BeginMap;
     write_link(y, s.default_link, LinkParams{});
