@@ -258,6 +258,19 @@ void Simulation::Impl::g_wake(std::uint32_t from, std::uint32_t to, bool fail) {
   }
 }
 
+void Simulation::Impl::g_fail_later(std::uint32_t from, std::uint32_t to) {
+  std::vector<GlobalWait> failed;
+  std::erase_if(gwaits, [&](const GlobalWait& w) {
+    if (w.from != from || w.to != to) return false;
+    failed.push_back(w);
+    return true;
+  });
+  if (failed.empty()) return;
+  later(sim.now_, [this, failed] {
+    for (const GlobalWait& w : failed) g_reply(w.op, w.round);
+  });
+}
+
 void Simulation::Impl::g_wake_pair(std::uint32_t a, std::uint32_t b, bool fail) {
   if (gwaits.empty()) return;
   g_wake(a, b, fail);
@@ -267,10 +280,14 @@ void Simulation::Impl::g_wake_pair(std::uint32_t a, std::uint32_t b, bool fail) 
 // ---- the servers' messages -------------------------------------------------------------------
 
 void Simulation::Impl::g_send(std::uint32_t from, std::uint32_t to, std::function<void()> fn) {
-  // gns_volatile_send: [noconnect], so only over a connection this side has; one sent into a cut
-  // is taken as lost (it would wait in TCP for a heal before the connection's end).
-  if (!nodes[to].up || !side_up(from, to) || path_blocked(from, to)) return;
+  // gns_volatile_send: [noconnect], so only over a connection this side has. One sent into a cut
+  // waits in TCP: it lands after the heal if the connection survives it (global_healed).
+  if (!nodes[to].up || !side_up(from, to)) return;
   const std::uint32_t tt = conn(from, to).token[side_of(to, from)];
+  if (path_blocked(from, to)) {
+    gheld.push_back({from, to, tt, std::move(fn)});
+    return;
+  }
   later(sim.now_ + effective(channel(from, to)).latency_min + kGlobalHandle, [this, from, to, tt, fn = std::move(fn)] {
     if (!nodes[to].up || conn(from, to).token[side_of(to, from)] != tt || !side_up(to, from)) return;
     fn();
@@ -289,7 +306,7 @@ void Simulation::Impl::g_forget_node(std::uint32_t n, std::uint32_t o) {
 void Simulation::Impl::global_nodedown(std::uint32_t s, std::uint32_t o) {
   if (!gused && (nodes.size() < 3 || !net.prevent_overlapping_partitions)) return;  // nothing to do
   g_forget_node(s, o);
-  g_wake(s, o, true);
+  g_fail_later(s, o);
   GlobalNode& g = gnode(s);
   const bool removing = g.removing.erase(o) != 0;
   if (!net.prevent_overlapping_partitions || removing) return;
@@ -316,7 +333,7 @@ void Simulation::Impl::g_lost_connection(std::uint32_t c, std::uint32_t a, std::
   g_send(c, rm, [this, rm, c] { g_remove_connection(rm, c); });
   gnode(c).removing.insert(rm);
   g_forget_node(c, rm);
-  g_wake(c, rm, true);
+  g_fail_later(c, rm);
 }
 
 void Simulation::Impl::g_remove_connection(std::uint32_t x, std::uint32_t c) {
@@ -354,6 +371,35 @@ void Simulation::Impl::global_exit(const Process* p) {
       ++it;
     }
   }
+}
+
+void Simulation::Impl::global_healed(std::uint32_t a, std::uint32_t b) {
+  if (!gheld.empty()) {
+    std::vector<GlobalHeld> held;
+    std::erase_if(gheld, [&](GlobalHeld& h) {
+      if (!((h.from == a && h.to == b) || (h.from == b && h.to == a))) return false;
+      held.push_back(std::move(h));
+      return true;
+    });
+    for (GlobalHeld& h : held)
+      if (conn(h.from, h.to).token[side_of(h.to, h.from)] == h.token) g_send(h.from, h.to, std::move(h.fn));
+  }
+  if (!gused) return;
+  // A name's process that ended during the cut: its DOWN was held too.
+  for (const auto& [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
+    const Duration lat = effective(channel(y, x)).latency_min;
+    std::vector<std::pair<std::string, Pid>> gone;
+    for (const auto& [name, e] : gnode(x).names)
+      if (e.node == y && find(e.pid) == nullptr) gone.emplace_back(name, e.pid);
+    for (const auto& g : gone) {
+      later(sim.now_ + lat, [this, x = x, name = g.first, pid = g.second] {
+        GlobalNode& h = gnode(x);
+        auto it = h.names.find(name);
+        if (it != h.names.end() && it->second.pid == pid) h.names.erase(it);
+      });
+    }
+  }
+  g_wake_pair(a, b, false);
 }
 
 void Simulation::Impl::global_crash(std::uint32_t n) {

@@ -500,6 +500,12 @@ struct Simulation::Impl {
     std::uint32_t from, to;
   };
   std::vector<GlobalWait> gwaits;            ///< requests waiting for the connection to say
+  struct GlobalHeld {
+    std::uint32_t from, to;
+    std::uint32_t token;  ///< the receiving side's token when sent: a new connection loses it
+    std::function<void()> fn;
+  };
+  std::vector<GlobalHeld> gheld;             ///< global's messages sent into a cut (TCP holds them)
   std::uint64_t next_gop = 1;
   bool gused = false;                        ///< a name was registered: tables to keep up
   std::uint64_t lost_ops = 0;                ///< lost_connection reports sent (OTP's OpId)
@@ -523,6 +529,12 @@ struct Simulation::Impl {
   /// A request from `from` to `to` waiting on their connection: re-tried (connected) or failed.
   void g_wake(std::uint32_t from, std::uint32_t to, bool fail);
   void g_wake_pair(std::uint32_t a, std::uint32_t b, bool fail);
+  /// The waits from `from` to `to` fail: at this instant, but after the caller is done (a
+  /// nodedown inside a connect must not connect again from inside it).
+  void g_fail_later(std::uint32_t from, std::uint32_t to);
+  /// A cut between a and b healed and their connection survived: what global sent into it lands,
+  /// and the DOWNs of names' processes that ended meanwhile with it.
+  void global_healed(std::uint32_t a, std::uint32_t b);
   /// global's message from one server to another ([noconnect]: dropped unless connected).
   void g_send(std::uint32_t from, std::uint32_t to, std::function<void()> fn);
   void g_sync(std::uint32_t a, std::uint32_t b, Time up_at);

@@ -308,7 +308,7 @@ void Simulation::Impl::tick_heal(std::uint32_t a, std::uint32_t b) {
       }
     }
   }
-  if (both_up) g_wake_pair(a, b, false);  // global's calls held by the cut go on
+  if (both_up) global_healed(a, b);  // global's calls and messages held by the cut go on
 }
 
 Time Simulation::Impl::first_retransmission(Channel& c, std::uint32_t x, Time heal) {
