@@ -11,12 +11,21 @@
 //  - after the last fault, a final heal and the stations' end, the run drains: no check or
 //    attempt is scheduled for ever;
 //  - the same seed gives the same trace.
+// And OTP's `global` (docs/network.md, "global") under the same schedules, with stations
+// registering two names at random instants (a clash at a reconnect may kill a station): every
+// registration answers, and once the network is whole and every pair of nodes has spoken again,
+// every node's table names the same live station for each name (or none).
+// LIC_GDEBUG=1 prints a failing global case's network and global events.
 
 #include <rapidcheck.h>
 
 #include "sim/rc_prop.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -44,11 +53,18 @@ struct TickCase {
   std::int64_t end_ms = 10'000;        // stations stop sending
   bool random_ties = false;
   std::uint64_t seed = 1;
+  struct Reg {
+    std::int64_t at_ms = 0;
+    int station = 0;
+    int name = 0;  // x0 or x1
+  };
+  std::vector<Reg> regs;  // the global property only
 };
 
 std::ostream& operator<<(std::ostream& os, const TickCase& c) {
   os << c.nodes << " nodes, net_ticktime " << c.ticktime_ms << " ms, seed " << c.seed << (c.random_ties ? ", random ties" : "")
      << ", stations stop at " << c.end_ms << " ms\n";
+  for (const TickCase::Reg& g : c.regs) os << "  " << g.at_ms << " ms: n" << g.station << " registers x" << g.name << "\n";
   for (const Fault& f : c.faults)
     os << "  " << f.at_ms << " ms: " << (f.kind == 0 ? "block" : f.kind == 1 ? "unblock" : f.kind == 2 ? "heal_all" : "pause") << " n"
        << f.a << " n" << f.b << (f.kind == 3 ? " for " + std::to_string(f.pause_ms) + " ms" : "") << "\n";
@@ -78,6 +94,16 @@ rc::Gen<TickCase> gen_case() {
   });
 }
 
+rc::Gen<TickCase> gen_global_case() {
+  return rc::gen::exec([] {
+    TickCase c = *gen_case();
+    const int n = *rc::gen::inRange(1, 7);
+    for (int i = 0; i < n; ++i)
+      c.regs.push_back({*rc::gen::inRange<std::int64_t>(0, c.end_ms), *rc::gen::inRange(0, c.nodes), *rc::gen::inRange(0, 2)});
+    return c;
+  });
+}
+
 struct Got {
   int from = 0;
   int to = 0;
@@ -88,6 +114,9 @@ struct Got {
 Atom node_name(int i) { return Atom("n" + std::to_string(i)); }
 
 struct TickRun {
+  int asked = 0;
+  int answered = 0;
+  std::vector<std::string> disagreements;  // global: what the tables said at the end
   std::vector<Got> got;
   std::uint64_t hash = 0;
   std::vector<TraceEvent> events;
@@ -106,7 +135,7 @@ TickRun run_case(const TickCase& c) {
   sim.set_net_ticks(nt);
   TickRun r;
   std::vector<Pid> stations(static_cast<std::size_t>(c.nodes));
-  const Atom kNum("num");
+  const Atom kNum("num"), kTouch("touch"), kHello("hello");
   for (int i = 0; i < c.nodes; ++i) {
     SpawnOptions so;
     so.node = node_name(i);
@@ -142,11 +171,58 @@ TickRun run_case(const TickCase& c) {
       else sim.pause_node(a, kMillisecond * f.pause_ms);
     });
   }
+  for (const TickCase::Reg& g : c.regs) {
+    ++r.asked;
+    sim.schedule(Time{} + kMillisecond * g.at_ms, [&sim, &r, &stations, g] {
+      SpawnOptions so;
+      so.node = node_name(g.station);
+      const Pid who = stations[static_cast<std::size_t>(g.station)];
+      sim.spawn(
+          [&r, who, g](Context& ctx) {
+            ctx.register_global(Atom("x" + std::to_string(g.name)), who);
+            ++r.answered;
+          },
+          so);
+    });
+  }
   sim.schedule(Time{} + kMillisecond * c.end_ms + kSecond, [&sim] { sim.heal_all(); });
+  if (!c.regs.empty()) {
+    // A listener a node that no name is ever given (a clash may kill a station): at the end each
+    // speaks to every other, so every pair connects again and global's tables exchange.
+    auto listeners = std::make_shared<std::vector<Pid>>();
+    for (int i = 0; i < c.nodes; ++i) {
+      SpawnOptions so;
+      so.node = node_name(i);
+      listeners->push_back(sim.spawn(
+          [listeners, i, kTouch, kHello](Context& ctx) {
+            for (;;) {
+              MessagePtr m = ctx.receive();
+              if (m->tag != kTouch) continue;
+              for (std::size_t j = 0; j < listeners->size(); ++j)
+                if (static_cast<int>(j) != i) ctx.send((*listeners)[j], kHello);
+            }
+          },
+          so));
+    }
+    sim.schedule(Time{} + kMillisecond * c.end_ms + kSecond * 20, [&sim, listeners, kTouch] {
+      for (const Pid p : *listeners) sim.send(p, kTouch);
+    });
+  }
   // Every check and attempt ends after the heal; what is left is the stations waiting for mail
   // (no event). So the run ends on its own, well before the budget.
   sim.run();
   r.drained = true;
+  if (!c.regs.empty()) {
+    for (int x = 0; x < 2; ++x) {
+      const Atom name("x" + std::to_string(x));
+      const Pid first = sim.whereis_global(node_name(0), name);
+      for (int i = 0; i < c.nodes; ++i) {
+        const Pid here = sim.whereis_global(node_name(i), name);
+        if (here != first) r.disagreements.push_back("n" + std::to_string(i) + "'s table names " + std::to_string(here.id) + " as " + std::string(name.text()) + ", n0's " + std::to_string(first.id));
+        if (here && !sim.alive(here)) r.disagreements.push_back("n" + std::to_string(i) + "'s table names the dead " + std::to_string(here.id) + " as " + std::string(name.text()));
+      }
+    }
+  }
   r.hash = sim.trace().hash();
   for (const TraceEvent& e : sim.trace().events()) r.events.push_back(e);
   return r;
@@ -195,6 +271,28 @@ TEST_CASE("net ticks: under random cuts, heals and pauses what lands lands once 
     RC_CLASSIFY(disconnects > 0, "a side declared its peer down");
     RC_CLASSIFY(r.got.size() >= 100, "100 or more messages landed");
     // The same seed, the same trace.
+    RC_ASSERT(run_case(c).hash == r.hash);
+  });
+}
+
+TEST_CASE("global: under random cuts, heals and pauses every registration answers - and once whole again every table names the same live process",
+          "[property][network][ticks][global]") {
+  lic::test::prop("2-3 stations registering two names - the schedules of the net-tick property", [] {
+    const TickCase c = *gen_global_case();
+    RC_LOG() << c;
+    const TickRun r = run_case(c);
+    RC_ASSERT(r.drained);
+    RC_ASSERT(r.answered == r.asked);
+    if (!r.disagreements.empty() && std::getenv("LIC_GDEBUG") != nullptr)
+      for (const TraceEvent& e : r.events)
+        if (e.kind == EventKind::spawn || e.kind == EventKind::global_name || e.kind == EventKind::connect || e.kind == EventKind::disconnect || e.kind == EventKind::partition ||
+            e.kind == EventKind::heal || e.kind == EventKind::node_pause || e.kind == EventKind::node_resume || (e.kind == EventKind::exit && e.pid.id <= 2))
+          std::cerr << e.time.ns / 1e6 << " " << to_string(e.kind) << " " << e.node.text() << " " << e.tag.text() << " " << e.pid.id << " " << to_string(e.reason) << "\n";
+    for (const std::string& d : r.disagreements) RC_FAIL(d);
+    RC_CLASSIFY(c.nodes == 3, "three nodes");
+    RC_CLASSIFY(r.asked >= 3, "three registrations or more");
+    RC_CLASSIFY(std::any_of(r.events.begin(), r.events.end(), [](const TraceEvent& e) { return e.kind == EventKind::global_name && e.reason == Reason::other(Atom("conflict")); }), "a clash at a reconnect");
+    RC_CLASSIFY(r.events.size() > 1000, "over 1000 events");
     RC_ASSERT(run_case(c).hash == r.hash);
   });
 }

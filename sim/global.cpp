@@ -305,6 +305,7 @@ void Simulation::Impl::g_forget_node(std::uint32_t n, std::uint32_t o) {
 
 void Simulation::Impl::global_nodedown(std::uint32_t s, std::uint32_t o) {
   if (!gused && (nodes.size() < 3 || !net.prevent_overlapping_partitions)) return;  // nothing to do
+  if (!nodes[s].hosted) return;  // a node only named runs no global (its ticks are the model's)
   g_forget_node(s, o);
   g_fail_later(s, o);
   GlobalNode& g = gnode(s);
@@ -337,7 +338,12 @@ void Simulation::Impl::g_lost_connection(std::uint32_t c, std::uint32_t a, std::
 }
 
 void Simulation::Impl::g_remove_connection(std::uint32_t x, std::uint32_t c) {
-  if (!g_known(x, c)) return;
+  // OTP ignores a remove_connection from a node it is removing itself (is_node_potentially_known
+  // is false then). Two nodes that each heard a stale lost_connection about the other after a
+  // quick reconnect then stay connected for ever, each with the other's names dropped (the
+  // global property found it): here the connection goes either way. A departure from
+  // global.erl, not recorded on real nodes.
+  if (!g_known(x, c) && !(nodes[c].up && side_up(x, c) && gnode(x).removing.count(c) != 0)) return;
   gnode(x).removing.insert(c);
   lose_side(x, c, kDisconnect);  // net_kernel:async_disconnect; c sees the close
 }
