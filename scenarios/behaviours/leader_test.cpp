@@ -732,6 +732,28 @@ const std::string kChecks =
 
 }  // namespace
 
+TEST_CASE("coordinator: fenced under net ticks - the database's keepalive, not distributed Erlang's view, ends the cut-off leader's session", "[leader][coordinator][pg]") {
+  // The old leader's connection processes die soon after the cut (it stops believing); the
+  // server's keepalive probes cross no cut, so no reset comes back: the session ends by the
+  // keepalive, 60 s + 3 x 10 s after it last heard the client, as under instant detection. (The
+  // server once asked whether distributed Erlang still counted the client's node connected,
+  // which under net ticks it does for up to 75 s into the cut: a probe then "reached" the dead
+  // socket and ended the session with a reset 30 s early.)
+  std::string text = election("fenced", kChecks);
+  text.replace(text.find("trees:"), 6, "network: {detection: ticks}\ntrees:");
+  const RunResult r = run_text(text);
+  const pl::Leadership l = pl::leadership(r.sim->trace().events(), r.end);
+  REQUIRE(l.failovers.size() == 1);
+  const pl::Failover& f = l.failovers[0];
+  INFO(f.from << " -> " << f.to << " (" << f.cause << ") lost t=" << format_time(f.lost) << ", took " << format_duration(f.took()));
+  CHECK(f.took() > 80_s);
+  bool keepalive = false;
+  for (const TraceEvent& e : r.sim->trace().events())
+    if (e.kind == EventKind::system && e.name == Atom("db_unlock") && e.text(Atom("why")) == "keepalive") keepalive = true;
+  CHECK(keepalive);
+  CHECK(check_named(r, "leader_safety").passed);
+}
+
 TEST_CASE("coordinator: naive - the leader cut off from the database goes on writing after another took the lock", "[leader][coordinator]") {
   const RunResult r = run_text(election("naive", kChecks));
   const CheckResult& safety = check_named(r, "leader_safety");

@@ -118,6 +118,9 @@ class Server final : public Behaviour {
   void idle_timeout(Context& ctx, const Tick& t);
   void down(Context& ctx, const Message& m);
   void rewatch(Context& ctx, std::int64_t id);
+  /// The path to a client's node carries both ways (TCP's view: a probe gets there and its answer
+  /// back), whatever distributed Erlang has noticed (under net ticks a cut goes unseen a while).
+  static bool path_open(Context& ctx, Atom node);
   void end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye = std::nullopt);
   bool terminate_backends(Context& ctx, std::int64_t asker, const Session& s, std::int64_t victim);
   void restart(Context& ctx, bool fast);

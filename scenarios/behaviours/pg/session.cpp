@@ -138,8 +138,13 @@ void Server::rewatch(Context& ctx, std::int64_t id) {
   const auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second.monitor) return;
   Session& s = it->second;
-  if (ctx.node_up(s.node) && ctx.simulation().connected(ctx.node(), s.node)) s.monitor = ctx.monitor(s.client);
+  if (path_open(ctx, s.node)) s.monitor = ctx.monitor(s.client);
   else ctx.send_after(kSecond, ctx.self(), kRewatch, id);
+}
+
+bool Server::path_open(Context& ctx, Atom node) {
+  Simulation& sim = ctx.simulation();
+  return ctx.node_up(node) && !sim.blocked(ctx.node(), node) && !sim.blocked(node, ctx.node());
 }
 
 /// The session ends: its locks go, what it waited for is forgotten. `bye`: what the server

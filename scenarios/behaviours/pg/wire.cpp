@@ -38,7 +38,7 @@ void Server::keepalive(Context& ctx, const Tick& t) {
   if (step.what == Keepalive::Do::dead) return end(ctx, t.session, "keepalive", std::string());  // with a reset
   if (step.what == Keepalive::Do::probe) {
     // The client's OS answers a probe for a socket it no longer has with a reset.
-    if (!ctx.alive(s.client) && ctx.node_up(s.node) && ctx.simulation().connected(ctx.node(), s.node))
+    if (!ctx.alive(s.client) && path_open(ctx, s.node))
       return end(ctx, t.session, "reset");
     ctx.send(s.client, kProbe, t.session);
   }
