@@ -970,7 +970,7 @@ TEST_CASE("pg: when an end gives up on unacknowledged data - never later than re
 
 TEST_CASE("failover: the default bound holds a failover that waited out the retransmission path - the first RTO, the wheel's lateness and a slow clock counted", "[leader][pg]") {
   // The rare failover bug's minimal case, cut long (no tcp_user_timeout): the answer in flight at
-  // 26 ms is retransmitted until tcp_retries2 15 gives up, and only then does the database end
+  // 27 ms is retransmitted until tcp_retries2 15 gives up, and only then does the database end
   // c1's session and c2 take over. A correct failover.
   const auto text = [](const std::string& db, const std::string& run, const std::string& cut) {
     return "scenario: failover_after_retransmission\nseed: 1228\nduration: " + run + "\nnodes: [c1, c2, " + db + "]\n"
@@ -980,7 +980,7 @@ TEST_CASE("failover: the default bound holds a failover that waited out the retr
            "      - {id: c2, node: c2, behaviour: leader.coordinator, args: {variant: fenced, leader_name: leader, workspaces: 1, retry: 1s, query_timeout: 2s}}\n"
            "  - id: c1\n    node: c1\n    supervisor: {strategy: one_for_one, intensity: 10, period: 1m}\n    children:\n"
            "      - {id: coordinator, behaviour: leader.coordinator, args: {variant: fenced, leader_name: leader, workspaces: 1, retry: 1s, query_timeout: 2s}}\n"
-           "faults:\n  - {name: leader_cut, at: 26ms, partition: [c1], to: [db], duration: " + cut + "}\n"
+           "faults:\n  - {name: leader_cut, at: 27ms, partition: [c1], to: [db], duration: " + cut + "}\n"
            "checks:\n  - failover\n";
   };
   SECTION("true clocks: 938.3 s, where the bound was 924.6 s + retry 1 s + 2 x query timeout 2 s = 929.6 s") {
