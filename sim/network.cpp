@@ -185,13 +185,23 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
   // duplication, reordering, then one latency per copy.
   Rng& rng = channels[ci].rng;
   const bool user = droppable(*m);
-  const bool lost = user && p.loss.num != 0 && rng.chance(p.loss);
-  const bool doubled = !lost && user && p.duplicate.num != 0 && rng.chance(p.duplicate);
+  bool lost = user && p.loss.num != 0 && rng.chance(p.loss);
+  bool doubled = !lost && user && p.duplicate.num != 0 && rng.chance(p.duplicate);
   bool reordered[2] = {false, false};
   Duration latency[2];
   for (int k = 0; k < (doubled ? 2 : 1) && !lost; ++k) {
     reordered[k] = user && p.reorder.num != 0 && rng.chance(p.reorder);
     latency[k] = draw_latency(p, rng);
+  }
+  if (ticks() && !raw) {
+    // Distributed Erlang runs over TCP: within a connection nothing is lost, doubled or
+    // reordered. A lost segment is sent again after the retransmission timeout and lands then
+    // (what follows it waits behind it); a copy is dropped by the receiver's TCP; order is kept.
+    // (The draws are those of instant detection, and nothing more: the stream stays put.)
+    if (lost) latency[0] = p.latency_min + rto(channels[ci]);
+    lost = false;
+    doubled = false;
+    reordered[0] = reordered[1] = false;
   }
   if (lost) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::other(kLost), m->tag, m->id);
