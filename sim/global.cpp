@@ -65,6 +65,19 @@ std::vector<std::uint32_t> Simulation::Impl::g_known_list(std::uint32_t n) {
   return out;
 }
 
+void Simulation::Impl::note_global(std::uint32_t node, Pid pid, Pid other, const std::string& name, Atom why) {
+  if (!sim.trace_.enabled()) return;
+  TraceEvent e;
+  e.time = sim.now_;
+  e.kind = EventKind::global_name;
+  e.node = nodes[node].name;
+  e.pid = pid;
+  e.other = other;
+  e.tag = Atom(name);
+  e.reason = Reason::other(why);
+  sim.trace_.append(e);
+}
+
 // ---- registration: the registrar's trans_all_known -----------------------------------------
 
 std::uint64_t Simulation::Impl::global_start(Process* caller, std::string name, Pid pid, bool reg) {
@@ -198,16 +211,7 @@ void Simulation::Impl::g_done(std::uint64_t id) {
       return g_phase(id, 3, op.nodes);
     }
     case 3:
-      if (sim.trace_.enabled()) {
-        TraceEvent e;
-        e.time = sim.now_;
-        e.kind = EventKind::global_name;
-        e.node = nodes[op.node].name;
-        e.pid = op.pid;
-        e.tag = Atom(op.name);
-        e.reason = Reason::other(op.reg ? kRegistered : kUnregistered);
-        sim.trace_.append(e);
-      }
+      note_global(op.node, op.pid, Pid{}, op.name, op.reg ? kRegistered : kUnregistered);
       return g_phase(id, 4, op.nodes);
     default:
       return g_finish(id);
@@ -452,17 +456,7 @@ void Simulation::Impl::g_sync(std::uint32_t a, std::uint32_t b, Time up_at) {
   for (std::uint32_t j : to) gnode(j).names = merged;
   for (const auto& [name, kl] : clashes) {
     const auto& [keep, lose] = kl;
-    if (sim.trace_.enabled()) {
-      TraceEvent e;
-      e.time = sim.now_;
-      e.kind = EventKind::global_name;
-      e.node = nodes[lose.node].name;
-      e.pid = keep.pid;
-      e.other = lose.pid;
-      e.tag = Atom(name);
-      e.reason = Reason::other(kConflict);
-      sim.trace_.append(e);
-    }
+    note_global(lose.node, keep.pid, lose.pid, name, kConflict);
     if (Process* l = find(lose.pid); l != nullptr && !l->dead) sim.exit(lose.pid, Reason::kill());
   }
 }

@@ -145,14 +145,15 @@ TEST_CASE("global: the same name on both sides of a cut: at the reconnect the lo
 }
 
 TEST_CASE("global: a registration during an undetected cut waits for the lock there, then reconnects to finish", "[global]") {
+  // (Catch runs this part once for each section.)
+  Simulation sim(seeded(3));
+  sim.set_net_ticks(ticks(4_s));
+  const Pid pa = idle(sim, kA);
+  idle(sim, kB);
+  cut_at(sim, Time{} + 1_s);
+  Answer ans;
+  register_at(sim, kA, Time{} + 2_s, pa, ans);
   SECTION("the heal lets the reconnect through: registered on both") {
-    Simulation sim(seeded(3));
-    sim.set_net_ticks(ticks(4_s));
-    const Pid pa = idle(sim, kA);
-    idle(sim, kB);
-    cut_at(sim, Time{} + 1_s);
-    Answer ans;
-    register_at(sim, kA, Time{} + 2_s, pa, ans);
     sim.schedule(Time{} + 7_s, [&sim] { heal_at(sim); });
     sim.run_until(Time{} + 11_s);
     REQUIRE(ans.yes == std::optional<bool>(true));
@@ -164,13 +165,6 @@ TEST_CASE("global: a registration during an undetected cut waits for the lock th
     CHECK(sim.whereis_global(kB, kX) == pa);
   }
   SECTION("no heal: each call to b tries to connect and fails after net_setuptime; the name is registered where it can be") {
-    Simulation sim(seeded(3));
-    sim.set_net_ticks(ticks(4_s));
-    const Pid pa = idle(sim, kA);
-    idle(sim, kB);
-    cut_at(sim, Time{} + 1_s);
-    Answer ans;
-    register_at(sim, kA, Time{} + 2_s, pa, ans);
     sim.run_until(Time{} + 40_s);
     REQUIRE(ans.yes == std::optional<bool>(true));
     Time a_down = Time::max();

@@ -548,6 +548,8 @@ struct Simulation::Impl {
   void global_exit(const Process* p);
   void global_crash(std::uint32_t n);
   void global_connected(std::uint32_t a, std::uint32_t b);
+  /// Traces a global_name event (`why`: registered, unregistered, conflict).
+  void note_global(std::uint32_t node, Pid pid, Pid other, const std::string& name, Atom why);
   void attempt_retry(std::uint32_t a, std::uint32_t b, std::uint32_t token);
   /// A link (empty ref) or monitor from p to `other` across a connection not up: it waits for
   /// the attempt under way, or fails after net_setuptime.
