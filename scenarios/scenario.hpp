@@ -184,9 +184,15 @@ struct Scenario {
   std::vector<NodeDecl> nodes{};  ///< the first is the default node; empty: one node, node0
   LinkParams default_link{};
   std::vector<LinkDecl> links{};
-  /// How nodes notice lost contact (`network: {detection: ticks, net_ticktime: 60s}`): a zero
-  /// ticktime is instant detection (docs/network.md).
-  NetTicks net_ticks{};
+  /// How nodes notice lost contact: by default distributed Erlang's net ticks with OTP's
+  /// net_ticktime of 60 s (`network: {detection: ticks}`); a zero ticktime is the instant
+  /// detection of `network: {detection: instant}` (docs/network.md).
+  NetTicks net_ticks = default_net_ticks();
+  static NetTicks default_net_ticks() {
+    NetTicks n;
+    n.ticktime = Duration{60'000'000'000};
+    return n;
+  }
   /// The root trees, each on its node (its spec.node; empty: the default node); each boots
   /// again when its node restarts.
   std::vector<TreeNode> trees{};

@@ -309,6 +309,10 @@ class S3 final : public Behaviour {
   explicit S3(S3Config c) : c_(c) {}
   InitResult init(Context& ctx) override {
     ctx.register_name(c_.name);
+    // S3 is an HTTP service, not an Erlang node: a put crosses on a connection of its own, so
+    // under net ticks a link's loss still loses a request (a stalled connection), as it does
+    // under instant detection, instead of being resent as distributed Erlang's TCP would.
+    ctx.raw_network(true);
     return InitResult::ok();
   }
   CallReply handle_call(Context& ctx, const Message& m, From from) override {
@@ -321,6 +325,7 @@ class S3 final : public Behaviour {
       d = d + Duration{b->bytes * (kSecond.ns / (1024 * 1024)) / c_.mb_per_s};
     const bool fail = errors_ || ctx.rng().chance(c_.errors);
     ctx.spawn([from, d, fail](Context& c) {
+      c.raw_network(true);  // the reply crosses on the request's HTTP connection
       c.sleep(d);
       c.reply(from, fail ? kError : kOk);
     });

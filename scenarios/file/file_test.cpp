@@ -518,15 +518,18 @@ TEST_CASE("scenario file: seed 003's restart keys read - backoff_factor is facto
   CHECK(both.errors.front().message == "restart gives both `factor` and `backoff_factor` (the same setting, seed 003's name): give one");
 }
 
-TEST_CASE("scenario file: network detection - instant by default, ticks with net_ticktime (alone it means ticks) - mistakes at their place", "[scenario]") {
+TEST_CASE("scenario file: network detection - net ticks of 60 s by default, instant when said - mistakes at their place", "[scenario]") {
   const std::string head = "scenario: s\nnodes: [a, b]\ntree: {id: root, supervisor: {strategy: one_for_one}, children: [{id: w, behaviour: idle}]}\n";
   const ParseResult none = parse_scenario(head, "s.yaml");
   REQUIRE(none.ok());
-  CHECK(none.scenario.net_ticks.ticktime == Duration::zero());
+  CHECK(none.scenario.net_ticks.ticktime == kSecond * 60);  // OTP's net_ticktime
+  CHECK(none.scenario.net_ticks == Scenario::default_net_ticks());
+  CHECK(to_yaml(none.scenario).find("network") == std::string::npos);  // the default is not written
   const ParseResult ticks = parse_scenario(head + "network: {detection: ticks}\n", "s.yaml");
   REQUIRE(ticks.ok());
   CHECK(ticks.scenario.net_ticks.ticktime == kSecond * 60);
   CHECK(ticks.scenario.net_ticks.setuptime == kSecond * 7);
+  CHECK(ticks.scenario.net_ticks == none.scenario.net_ticks);
   const ParseResult alone = parse_scenario(head + "network: {net_ticktime: 8s, net_setuptime: 3s}\n", "s.yaml");
   REQUIRE(alone.ok());
   CHECK(alone.scenario.net_ticks.ticktime == kSecond * 8);
@@ -535,6 +538,8 @@ TEST_CASE("scenario file: network detection - instant by default, ticks with net
   const ParseResult instant = parse_scenario(head + "network: {detection: instant}\n", "s.yaml");
   REQUIRE(instant.ok());
   CHECK(instant.scenario.net_ticks.ticktime == Duration::zero());
+  CHECK(to_yaml(instant.scenario).find("detection: instant") != std::string::npos);
+  CHECK(parse_scenario(to_yaml(instant.scenario), "w.yaml").scenario.net_ticks == instant.scenario.net_ticks);
   const ParseResult both = parse_scenario(head + "network: {detection: instant, net_ticktime: 8s}\n", "s.yaml");
   REQUIRE(both.errors.size() == 1);
   CHECK(both.errors.front().message == "`detection: instant` has no net ticks: drop net_ticktime, net_setuptime and prevent_overlapping_partitions, or say `detection: ticks`");

@@ -201,8 +201,8 @@ NodeDecl read_node(Reader& rd, const YAML::Node& x) {
 }
 
 void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
-  // Detection: `instant` (the default) or `ticks` (distributed Erlang's net ticks, 60 s unless
-  // net_ticktime says otherwise); a tick setting alone means ticks.
+  // Detection: `ticks` (the default: distributed Erlang's net ticks, 60 s unless net_ticktime
+  // says otherwise) or `instant` (contact lost at the instant of a block).
   std::string detection;
   YAML::Node detection_at;
   YAML::Node tick_setting;
@@ -247,7 +247,9 @@ void read_network(Reader& rd, const YAML::Node& n, Scenario& s) {
   }
   if (detection == "instant" && tick_set) {
     rd.error(tick_setting, "`detection: instant` has no net ticks: drop net_ticktime, net_setuptime and prevent_overlapping_partitions, or say `detection: ticks`");
-  } else if (detection == "ticks" || (detection.empty() && tick_set)) {
+  } else if (detection == "instant") {
+    s.net_ticks = NetTicks{};
+  } else {
     s.net_ticks.ticktime = ticktime;
     s.net_ticks.setuptime = setuptime;
     s.net_ticks.prevent_overlapping_partitions = pop;

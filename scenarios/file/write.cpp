@@ -277,12 +277,16 @@ void write_nodes(YAML::Emitter& y, const std::vector<NodeDecl>& nodes) {
 }
 
 void write_network(YAML::Emitter& y, const Scenario& s) {
+  // Only what differs from the default (net ticks, OTP's 60 s).
   const bool ticks = s.net_ticks.ticktime != Duration::zero();
-  if (s.default_link != LinkParams{} || !s.links.empty() || ticks) {
+  const bool other_ticks = ticks && s.net_ticks != Scenario::default_net_ticks();
+  if (s.default_link != LinkParams{} || !s.links.empty() || !ticks || other_ticks) {
     y << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
-    if (ticks) {
+    if (!ticks) y << YAML::Key << "detection" << YAML::Value << "instant";
+    if (other_ticks) {
       y << YAML::Key << "detection" << YAML::Value << "ticks";
-      y << YAML::Key << "net_ticktime" << YAML::Value << format_duration(s.net_ticks.ticktime);
+      if (s.net_ticks.ticktime != Scenario::default_net_ticks().ticktime)
+        y << YAML::Key << "net_ticktime" << YAML::Value << format_duration(s.net_ticks.ticktime);
       if (s.net_ticks.setuptime != NetTicks{}.setuptime)
         y << YAML::Key << "net_setuptime" << YAML::Value << format_duration(s.net_ticks.setuptime);
       if (!s.net_ticks.prevent_overlapping_partitions) y << YAML::Key << "prevent_overlapping_partitions" << YAML::Value << false;

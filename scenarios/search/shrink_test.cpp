@@ -303,7 +303,20 @@ TEST_CASE("a time no round value keeps moves earlier by whole seconds keeping it
 }
 
 TEST_CASE("a loss window is tried losing everything first - the remote sink's 2 % loss becomes a one-way cut, and the file fails at any seed", "[shrink]") {
-  const Scenario s = load("scenarios/bugs/pipeline_remote_sink_lossy_link.yaml");  // its seed 1 fails
+  // The remote sink under instant detection, fed over a link that loses 2 % now and then (the
+  // bug file as it was before net ticks became the default: under them a link's loss only
+  // delays distributed Erlang's messages); its seed 1 fails.
+  Scenario s = load("scenarios/bugs/pipeline_remote_sink_lossy_link.yaml");
+  s.net_ticks = NetTicks{};
+  s.seed = 1;
+  s.duration = kSecond * 60;
+  const ParseResult flaky = parse_scenario(
+      "scenario: f\nnodes: [app, store]\ntree: {id: r, node: app, supervisor: {strategy: one_for_one}, children: [{id: w, behaviour: idle}]}\n"
+      "faults:\n  - {name: flaky_link, loss: [app], to: [store], ratio: 2%, mtbf: 4m, duration: 5s}\n",
+      "flaky.yaml");
+  REQUIRE(flaky.ok());
+  s.faults = flaky.scenario.faults;
+  REQUIRE_FALSE(check_named(run(s), "conservation").passed);
   const ShrinkResult r = shrink(s);
   require_shrunk(r);
   CHECK(no_slip(r));
