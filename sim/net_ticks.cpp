@@ -53,8 +53,10 @@ Time Simulation::Impl::tick_base(std::uint32_t n) {
   NodeState& ns = nodes[n];
   if (!ns.ticker_set) {
     // Each node's ticker starts at its own phase in [0, T/4), from a stream of its own: the
-    // same node ticks at the same instants whatever else the run draws.
-    Rng r = sim.root_rng_.derive("ticker").derive(ns.name.text()).derive(ns.boots);
+    // same node ticks at the same instants whatever else the run draws. A file pins it as
+    // `ticks NODE` (`streams:`): then its cuts are noticed at the same instants at every seed.
+    const Rng root = sim.streams_watched() ? sim.stream_root("ticks " + std::string(ns.name.text())) : sim.root_rng_;
+    Rng r = root.derive("ticker").derive(ns.name.text()).derive(ns.boots);
     ns.tick_base = ns.tick_base + Duration{static_cast<std::int64_t>(r.uniform(static_cast<std::uint64_t>(tick_interval().ns)))};
     ns.ticker_set = true;
   }

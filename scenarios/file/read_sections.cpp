@@ -316,9 +316,9 @@ void read_streams(Reader& rd, const YAML::Node& n, Scenario& s) {
     const std::size_t words = 1 + static_cast<std::size_t>(std::count(p.key.begin(), p.key.end(), ' '));
     const std::string kind = p.key.substr(0, p.key.find(' '));
     const bool shaped = p.key == "tie-break" || (kind == "process" && words == 2 && p.key.size() > 9 && p.key[8] == '/') ||
-                        (kind == "link" && words == 3) || ((kind == "fault" || kind == "buggify") && words == 2);
+                        (kind == "link" && words == 3) || ((kind == "fault" || kind == "buggify" || kind == "ticks") && words == 2);
     if (!shaped || p.key.find("  ") != std::string::npos || p.key.back() == ' ') {
-      rd.error(kv.first, "streams: '" + p.key + "' names no stream: give `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME` or `tie-break`");
+      rd.error(kv.first, "streams: '" + p.key + "' names no stream: give `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME`, `ticks NODE` or `tie-break`");
       continue;
     }
     if (std::any_of(s.streams.begin(), s.streams.end(), [&](const StreamPin& q) { return q.key == p.key; })) {

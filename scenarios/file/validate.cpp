@@ -145,6 +145,8 @@ class Validator {
     } else if (kind == "link") {
       node(rest.substr(0, rest.find(' ')), p.mark);
       node(rest.substr(rest.find(' ') + 1), p.mark);
+    } else if (kind == "ticks") {
+      node(rest, p.mark);
     } else if (kind == "fault" && !fault_names.contains(rest)) {
       error(p.mark, "streams: '" + p.key + "': the file has no fault named " + rest + " (an unnamed fault is KIND#INDEX, e.g. crash#0)");
     } else if (kind == "buggify") {

@@ -414,6 +414,30 @@ TEST_CASE("streams: a process's draws follow its tree path - removing a sibling 
   CHECK(testing::run_text(kTwoFlaky + a + b + "streams: {process /root/b: 3, process /root/a: 3}\n", 3).trace_hash == plain.trace_hash);
 }
 
+TEST_CASE("streams: `ticks NODE` pins when a node notices a cut - the same disconnect at every seed", "[shrink][streams]") {
+  const std::string file =
+      "scenario: ticks\nduration: 2m\nnodes: [a, b]\n"
+      "trees:\n  - {id: ra, node: a, supervisor: {strategy: one_for_one}, children: [{id: w, behaviour: idle}]}\n"
+      "  - {id: rb, node: b, supervisor: {strategy: one_for_one}, children: [{id: w, behaviour: idle}]}\n"
+      "faults:\n  - {name: cut, partition: [a], to: [b], at: 1s}\n";
+  const auto downs = [](const RunResult& r) {
+    std::vector<std::int64_t> t;
+    for (const TraceEvent& e : r.kept_events())
+      if (e.kind == EventKind::disconnect) t.push_back(e.time.ns);
+    return t;
+  };
+  const std::vector<std::int64_t> at3 = downs(testing::run_text(file, 3));
+  REQUIRE(at3.size() == 2);  // each side declares the other down, 45 to 75 s after the cut
+  CHECK(downs(testing::run_text(file, 4)) != at3);
+  const std::string pinned = file + "streams: {ticks a: 3, ticks b: 3}\n";
+  CHECK(downs(testing::run_text(pinned, 4)) == at3);
+  CHECK(downs(testing::run_text(pinned, 3)) == at3);  // pinned to its own seed, nothing moves
+  // A node the file does not have is a mistake at its place.
+  const ParseResult bad = parse_scenario(file + "streams: {ticks c: 3}\n", "t.yaml");
+  REQUIRE(bad.errors.size() == 1);
+  CHECK(bad.errors.front().message.find("unknown node 'c'") != std::string::npos);
+}
+
 TEST_CASE("streams: a seed-bound shrunk file gains the one pin its failure needs and then fails on >= 90 of seeds 1..100", "[shrink][streams]") {
   const Scenario s = load("scenarios/bugs/shutdown_cancel_first.yaml");
   ShrinkResult r = shrink(s);
