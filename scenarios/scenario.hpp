@@ -153,7 +153,7 @@ struct LinkDecl {
 
 /// A random stream pinned to a seed of its own (`streams: {process /task/server: 7}`): it draws
 /// as it would at that seed, whatever seed the run has. The key names the stream (sim/simulation.hpp,
-/// SimOptions::pins): `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME`, `tie-break`.
+/// SimOptions::pins): `process PATH`, `link FROM TO`, `fault NAME`, `buggify NAME`, `ticks NODE`, `tie-break`.
 /// A shrunk file pins the draws its failure needs, so it fails at every seed (docs/shrinking.md).
 struct StreamPin {
   std::string key;

@@ -46,7 +46,7 @@ struct SimOptions {
   std::uint64_t max_events_at_instant = 0;
   /// Random streams pinned to a seed of their own, whatever `seed` is (a scenario's `streams:`;
   /// docs/scenario-format.md). A key names a stream: "process PATH" (every process labelled
-  /// PATH), "link FROM TO", "fault NAME", "buggify NAME", "tie-break". A pinned stream draws as it
+  /// PATH), "link FROM TO", "fault NAME", "buggify NAME", "ticks NODE", "tie-break". A pinned stream draws as it
   /// would in a run whose seed is the pin: pinning a stream to the run's own seed changes nothing.
   std::map<std::string, std::uint64_t, std::less<>> pins{};
   /// Note every pinnable stream the run draws from (Simulation::streams_used): the shrinker asks
