@@ -41,6 +41,10 @@ struct ArgInfo {
   /// validate refuses one that no behaviour of the file registers, when every behaviour of the
   /// file is a built-in one (a behaviour of one's own may register names it does not declare).
   bool refers = false;
+  /// A "duration" that paces steady work (a reader's line every `interval`, a client's request):
+  /// longer, the run makes fewer events of the same kind, so the shrinker also tries it longer
+  /// (docs/shrinking.md). A timeout or a latency is not one: longer, it is another system.
+  bool paces = false;
 
   bool required() const { return fallback.empty() && !optional; }
 };
@@ -53,6 +57,12 @@ inline ArgInfo registered_as(ArgInfo a) {
 /// `a`, marked as a name another process registers.
 inline ArgInfo refers_to(ArgInfo a) {
   a.refers = true;
+  return a;
+}
+
+/// `a`, marked as the pace of steady work.
+inline ArgInfo pacing(ArgInfo a) {
+  a.paces = true;
   return a;
 }
 

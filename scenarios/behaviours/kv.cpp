@@ -182,7 +182,7 @@ std::vector<BehaviourInfo> kv_behaviours() {
        "writes values of its own and reads keys back, every `interval`, through the replica on the leader's node, and "
        "records each operation for `linearizable`",
        {leader_arg(), store_arg(),
-        {"interval", "duration", "20ms", "the time between operations"},
+        pacing({"interval", "duration", "20ms", "the time between operations"}),
         {"writes", "ratio", "50%", "the share of operations that are writes"},
         {"keys", "int", "3", "how many keys it uses (k0, k1, ...)"},
         {"timeout", "duration", "200ms", "how long it waits for an answer (a write then is unknown, a read fails)"}},

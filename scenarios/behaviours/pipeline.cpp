@@ -294,7 +294,7 @@ std::vector<BehaviourInfo> pipeline_behaviours() {
   std::vector<BehaviourInfo> r;
   r.push_back(BehaviourInfo{"pipeline.reader",
                       "seed 000's Input.Reader: one line `k,v` a tick, each traced line_emitted {seq} and sent to `to`",
-                      {{"interval", "duration", "50ms", "the time between lines (more than 0)"},
+                      {pacing({"interval", "duration", "50ms", "the time between lines (more than 0)"}),
                        {"negative", "ratio", "0", "the share of lines with v < 0 (they crash the validator)"},
                        {"unparsable", "ratio", "0", "the share of lines that are garbage (dead-lettered)"},
                        name_arg("Input.Reader"),

@@ -105,7 +105,7 @@ std::vector<BehaviourInfo> stock_behaviours() {
                       "from another process back to it",
                       stock_args({}), build_echo});
   r.push_back(BehaviourInfo{"ticker", "sends itself a tick every interval from init and traces each as a `tick {n}` event",
-                      stock_args({{"interval", "duration", "1s", "the time between ticks (more than 0)"},
+                      stock_args({pacing({"interval", "duration", "1s", "the time between ticks (more than 0)"}),
                                   {"ticks", "int", "0", "ends normal after this many ticks; 0: never"}}),
                       build_ticker});
   return r;

@@ -327,6 +327,36 @@ TEST_CASE("a loss window is tried losing everything first - the remote sink's 2 
   CHECK(r.after.events <= 66);  // within 1.5x of the hand-made minimal's 44
 }
 
+TEST_CASE("a pacing argument is tried longer - the remote sink's reader gives one line, and no timeout grows", "[shrink]") {
+  // Under net ticks the remote sink loses its lines at app's nodedown, 45 to 75 s into a cut: a
+  // reader's line every 50 ms makes ~1,000 lines where one shows the bug.
+  const Scenario s = load("scenarios/bugs/pipeline_remote_sink_lossy_link.yaml");
+  const ShrinkResult r = shrink(s);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  const bool longer = std::any_of(r.changed.begin(), r.changed.end(), [](const std::string& c) {
+    return c.find("reader arg interval: 50ms -> ") != std::string::npos && c.find("ms", c.find("-> ")) == std::string::npos;
+  });
+  CHECK(longer);  // to whole seconds
+  CHECK(r.after.events <= 76);  // within 1.5x of the hand-made minimal's 51
+  // Only a pacing argument grows: in the ingest file (a 60 s upload timeout, S3's latencies) no
+  // duration argument comes out longer than it went in.
+  const ShrinkResult ingest = shrink(load("scenarios/bugs/ingest_upload_timeout_past_grace.yaml"));
+  require_shrunk(ingest);
+  std::size_t durations = 0;
+  for (const std::string& c : ingest.changed) {
+    const std::size_t arg = c.find(" arg "), colon = c.find(": ", c.find(" arg ")), arrow = c.find(" -> ");
+    if (arg == std::string::npos || colon == std::string::npos || arrow == std::string::npos) continue;
+    const DurationParse from = parse_duration(c.substr(colon + 2, arrow - colon - 2));
+    const DurationParse to = parse_duration(c.substr(arrow + 4));
+    if (!from.ok || !to.ok) continue;
+    ++durations;
+    INFO(c);
+    CHECK(to.value <= from.value);
+  }
+  CHECK(durations >= 1);  // the check above judged something
+}
+
 TEST_CASE("a repeating fault's period gets shorter - the chaos phase after it", "[shrink]") {
   const Scenario s = load("scenarios/bugs/one_for_one_dependent_restart.yaml");
   const ShrinkResult r = shrink(s);
