@@ -706,7 +706,14 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
     // move with the run, and each left costs the time pass a binary search of its own (a lease
     // file's 8 firings took 145 of a budget of 200 runs there, a leader file's 4 faults 88 runs of
     // 36,000 events each).
-    if (kept_ > scheduled) remove_each();
+    if (kept_ > scheduled) {
+      remove_each();
+      // Scheduled, the faults act when they acted at this seed, whatever seed runs them: a
+      // failure that needed only their times (a cut longer than detection) now holds at seed 1,
+      // and every later pass runs there, so shrinks from different seeds meet on one file (the
+      // remote sink's, held to each seed, kept each seed's own shorter cut).
+      hop_home(false);
+    }
     rename_survivors();
     cut_to_failure();
     shift_together();   // a coincidence of faults keeps its gaps while it moves earlier
