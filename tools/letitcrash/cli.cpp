@@ -323,7 +323,7 @@ Action add_shrink(CLI::App& app, const tools::Invocation& cli) {
   s->add_option("--max-seconds", a->max_seconds, "Wall time at most, in seconds (default 60)");
   add_budgets(s, a->budgets);
   s->add_flag("--swarm", a->swarm, "Shrink the seed's swarm configuration (as `run --swarm` runs it), written out as plain faults and the buggify points it needs");
-  s->add_flag("--keep-seed", a->keep_seed, "Run every candidate at the seed given, and write the shrunk file with it (by default the search moves to seed 1 where the failure holds there too, so that shrinks from different seeds meet on one file)");
+  s->add_flag("--keep-seed", a->keep_seed, "Run every candidate at the seed given, and write the shrunk file with it (by default the search moves to the lowest of seeds 1..8 where the file fails the same way, and later to seed 1 where the failure holds there too, so that shrinks from different seeds meet on one file)");
   return [s, a, tie, &cli] {
     if (!s->parsed()) return -1;
     a->tie_break = as_tie_break(*tie);
