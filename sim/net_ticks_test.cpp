@@ -29,15 +29,17 @@ using lic::testing::events_of;
 namespace {
 using namespace lic::testing::ticks;
 
-/// A process on node a that sends 1..n to `to`, one every 100 ms from t = 0.
-void numbered(Simulation& sim, Pid to, int n) {
+/// A process on node a that sends 1..n to `to`, one every `every` from t = 0; `raw`: it models
+/// its own transport (Context::raw_network).
+void numbered(Simulation& sim, Pid to, int n, Duration every = 100_ms, bool raw = false) {
   SpawnOptions o;
   o.node = kA;
   sim.spawn(
-      [to, n](Context& ctx) {
+      [to, n, every, raw](Context& ctx) {
+        ctx.raw_network(raw);
         for (int i = 1; i <= n; ++i) {
           ctx.send(to, kMsg, i);
-          ctx.sleep(100_ms);
+          ctx.sleep(every);
         }
       },
       o);
@@ -251,18 +253,7 @@ TEST_CASE("net ticks: a process that models its own transport sends packets - a 
   Simulation sim(seeded(7));
   sim.set_net_ticks(ticks(4_s));
   std::vector<Got> got;
-  const Pid rb = recorder(sim, kB, got);
-  SpawnOptions o;
-  o.node = kA;
-  sim.spawn(
-      [rb](Context& ctx) {
-        ctx.raw_network(true);
-        for (int i = 1; i <= 40; ++i) {
-          ctx.send(rb, kMsg, i);
-          ctx.sleep(100_ms);
-        }
-      },
-      o);
+  numbered(sim, recorder(sim, kB, got), 40, 100_ms, true);
   cut_both(sim, Time{} + 1_s);
   sim.schedule(Time{} + 2500_ms, [&] { sim.heal_all(); });
   sim.run_until(Time{} + 20_s);
@@ -375,17 +366,7 @@ TEST_CASE("net ticks: link loss, duplication and reordering do not reach distrib
     p.reorder = Ratio{3, 10};
     sim.set_link(kA, kB, p);
     std::vector<Got> got;
-    const Pid to = recorder(sim, kB, got);
-    SpawnOptions o;
-    o.node = kA;
-    sim.spawn(
-        [to](Context& ctx) {
-          for (int i = 1; i <= 200; ++i) {
-            ctx.send(to, kMsg, i);
-            ctx.sleep(10_ms);
-          }
-        },
-        o);
+    numbered(sim, recorder(sim, kB, got), 200, 10_ms);
     sim.run_until(Time{} + 10_s);
     std::vector<int> values;
     Duration latest{};
