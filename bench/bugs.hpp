@@ -23,6 +23,9 @@ struct BugBenchOptions {
   bool swarm = true;                   ///< measure swarm mode too
   bool explore = true;                 ///< measure the explorer too
   std::string only;                    ///< a file stem to measure alone (empty: every file)
+  /// Where each failing seed's shrunk file is written, as DIR/BUG/SEED.yaml (empty: nowhere), to
+  /// read where the shrinks of one bug from different seeds part.
+  std::string shrunk_dir;
   /// Where the files' behaviour and check names are looked up (a user's cli_main passes its own).
   const scenarios::Registry* registry = &scenarios::Registry::builtin();
 };

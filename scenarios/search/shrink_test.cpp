@@ -44,7 +44,9 @@ void require_shrunk(const ShrinkResult& r) {
   CHECK_FALSE(c.passed);
   CHECK(failure_id(c) == failure_id(r.original));
   CHECK(again.events == r.after.events);
-  CHECK(r.after.faults <= r.before.faults);
+  // More declarations only where a stochastic fault became one scheduled fault per firing.
+  const bool split = std::any_of(r.changed.begin(), r.changed.end(), [](const std::string& e) { return e.find(" split: ") != std::string::npos; });
+  CHECK((r.after.faults <= r.before.faults || split));
   CHECK(r.after.steps <= r.before.steps);
   CHECK(r.after.processes <= r.before.processes);
   CHECK(r.after.events <= r.before.events + r.before.events / 4);  // a quarter more at most, after a move to seed 1
@@ -434,6 +436,25 @@ TEST_CASE("seeds: a bug that fails at some seeds starts from the lowest failing 
   // The ingest file's loss catches a put at seeds 4, 14, 34, ... and not at 1..3: each shrink
   // begins at seed 4, and they meet on one file.
   one_file_from("scenarios/bugs/ingest_upload_timeout_past_grace.yaml", {4, 14, 34}, 4);
+}
+
+TEST_CASE("seeds: the first hop's length bound is the run it lands on - the naive election from seeds 4 and 3,000,001 gives one file", "[shrink][streams]") {
+  // Both start at seed 4 (the lowest failing of 1..8). Held to the starting run's length (34,900
+  // events at seed 4, 35,110 at seed 3,000,001), the two took different ways from there.
+  one_file_from("scenarios/bugs/leader_election_naive.yaml", {4, 3000001}, 1);
+}
+
+TEST_CASE("seeds: faults that each fire once go onto one grid - the rare lifecycle file from three seeds gives one file", "[shrink][streams]") {
+  // The consumer gives up after four crashes; at seeds 730, 1406 and 1645 the stochastic crash
+  // acted at times of each seed's own (1,916 s, 2,640 s, ... at one; 159 s, 1,912 s, ... at
+  // another), and each kept its own four times: three files. On the grid (here every minute)
+  // they go on from one file.
+  one_file_from("scenarios/bugs/rare_lifecycle_stable_threshold_too_long.yaml", {730, 1406, 1645}, 1);
+  ShrinkOptions o;
+  o.seed = 730;
+  const ShrinkResult r = shrink(load("scenarios/bugs/rare_lifecycle_stable_threshold_too_long.yaml"), o);
+  CHECK(std::find(r.changed.begin(), r.changed.end(), "faults grid: their own times -> every 1m") != r.changed.end());
+  CHECK(r.scenario.faults.size() == 4);
 }
 
 TEST_CASE("seeds: the last of a split fault's firings takes back the fault's name", "[shrink][streams]") {

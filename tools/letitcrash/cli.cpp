@@ -141,6 +141,7 @@ Action add_bench(CLI::App& app, const tools::Invocation& cli) {
   bb->add_flag("!--no-swarm", bugs->swarm, "Leave swarm mode out");
   bb->add_flag("!--no-explore", bugs->explore, "Leave the explorer out");
   bb->add_option("--shrink-runs", bugs->shrink_runs, "The shrinker's run budget per bug, 0: no shrinking (default 500, as `shrink --max-runs`)")->check(count_check());
+  bb->add_option("--shrunk-dir", bugs->shrunk_dir, "Write each failing seed's shrunk file as DIR/BUG/SEED.yaml, to read where shrinks from different seeds part");
   bb->add_option("--jobs", bugs->jobs, "Seeds run at once (default: one per core)")->check(CLI::Range(1U, 4096U));
   auto hist = std::make_shared<bench::HistoryBenchOptions>();
   auto* bh = b->add_subcommand("histories", "The linearizability checker on Porcupine's test histories (Jepsen etcd, key-value): each verdict against Porcupine's, each time beside Porcupine's, a generated 100,000-operation history, and issue 38's targets (docs/history.md)");
