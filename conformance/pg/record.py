@@ -48,7 +48,7 @@ NETNS_ENV = "LIC_PG_IN_NETNS"
 NFT_TABLE = "lic_pg_cut"
 DEFAULT_WITHIN = 10.0
 STEP_KINDS = ("sql", "send", "wait", "sleep", "close", "kill", "pause", "resume", "cut", "heal",
-              "terminate", "wait_free", "restart", "race")
+              "terminate", "wait_free", "restart", "race", "terminate_then_try")
 SESSION_KEYS = ("db", "set", "client")
 CASE_KEYS = ("id", "pins", "net", "server", "sessions", "steps")
 CLIENT_PARAMS = ("keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
@@ -119,9 +119,9 @@ def validate_step(path, step, sessions):
     kind = kinds[0]
     allowed = {"sql": {"s", "within", "timed"}, "send": {"s"}, "wait": {"within", "timed"},
                "sleep": set(), "close": set(), "kill": set(), "pause": set(), "resume": set(),
-               "cut": set(), "heal": set(), "terminate": {"timeout_ms"},
+               "cut": set(), "heal": set(), "terminate": {"timeout_ms", "timed"},
                "wait_free": {"by", "within", "every", "timed"}, "restart": set(),
-               "race": {"lock", "rounds"}}[kind]
+               "race": {"lock", "rounds"}, "terminate_then_try": {"rounds", "share_within"}}[kind]
     extra = set(step) - allowed - {kind}
     if extra:
         raise BadInput("%s: %s step: unknown key(s) %s" % (ctx, kind, ", ".join(sorted(extra))))
@@ -142,6 +142,11 @@ def validate_step(path, step, sessions):
         if not isinstance(step["race"], list) or not step["race"] or "lock" not in step:
             raise BadInput("%s: race needs a list of sessions and lock:" % ctx)
         named.extend(step["race"])
+    elif kind == "terminate_then_try":
+        if not isinstance(step[kind], int) or not isinstance(step.get("rounds"), int) or step["rounds"] < 1:
+            raise BadInput("%s: terminate_then_try takes a lock number and rounds: N (at least 1)" % ctx)
+        if not isinstance(step.get("share_within"), (int, float)) or not 0 <= step["share_within"] <= 1:
+            raise BadInput("%s: terminate_then_try needs share_within: a share from 0 to 1" % ctx)
     elif kind == "restart" and step["restart"] not in ("fast", "immediate"):
         raise BadInput("%s: restart takes fast or immediate" % ctx)
     for s in named:
@@ -685,6 +690,8 @@ class Net:
 def _line(i, kind, t_ms, **kw):
     rec = {"i": i, "step": kind, "s": None, "sql": None, "value": None, "error_class": None,
            "error": None, "notices": [], "elapsed_ms": None, "t_ms": t_ms, "winners": None}
+    if kind == "terminate_then_try":
+        rec.update({"held": None, "rounds": None, "free_ms": None})
     for k, v in kw.items():
         if k in rec:
             rec[k] = v
@@ -710,15 +717,16 @@ class CaseRun:
         return self.ctl
 
     def ctl_query(self, sql, args=None):
+        """The first row, or None for a statement that returns none (ALTER SYSTEM)."""
         try:
             with self.control().cursor() as c:
                 c.execute(sql, args)
-                return c.fetchone()
+                return c.fetchone() if c.description else None
         except psycopg2.OperationalError:
             self.ctl = None  # e.g. after a restart: reconnect once
             with self.control().cursor() as c:
                 c.execute(sql, args)
-                return c.fetchone()
+                return c.fetchone() if c.description else None
 
     def setup(self):
         server = self.case.get("server") or {}
@@ -843,10 +851,56 @@ class CaseRun:
             winners.append(len(won))
         return _line(i, "race", t, winners=winners)
 
+    def step_terminate_then_try(self, i, step, t):
+        lock = int(step["terminate_then_try"])
+        rounds = int(step["rounds"])
+        try_sql = "SELECT pg_try_advisory_lock(%d)" % lock
+        prober = psycopg2.connect(self.cluster.dsn({}, "prober"))
+        prober.autocommit = True
+        held = 0
+        free = []
+        try:
+            for _ in range(rounds):
+                victim = psycopg2.connect(self.cluster.dsn({}, "victim"))
+                victim.autocommit = True
+                try:
+                    with victim.cursor() as c:
+                        c.execute("SELECT pg_backend_pid()")
+                        pid = c.fetchone()[0]
+                        c.execute(try_sql)
+                        if not c.fetchone()[0]:
+                            raise CaseFailed("terminate_then_try: the victim could not take lock %d" % lock)
+                    self.ctl_query("SELECT pg_terminate_backend(%d)" % pid)
+                    start = time.monotonic()
+                    tries = 0
+                    with prober.cursor() as c:
+                        while True:
+                            c.execute(try_sql)
+                            tries += 1
+                            if c.fetchone()[0]:
+                                break
+                            if time.monotonic() - start > 5.0:
+                                raise CaseFailed("terminate_then_try: lock %d not free 5 s after the answer" % lock)
+                        free.append((time.monotonic() - start) * 1000.0)
+                        held += 1 if tries > 1 else 0
+                        c.execute("SELECT pg_advisory_unlock(%d)" % lock)
+                finally:
+                    try:
+                        victim.close()
+                    except psycopg2.Error:
+                        pass
+        finally:
+            prober.close()
+        free.sort()
+        at = lambda p: round(free[int(p * (len(free) - 1))], 3)
+        return _line(i, "terminate_then_try", t,
+                     sql="SELECT pg_terminate_backend(<pid of victim>); " + try_sql,
+                     held=held, rounds=rounds, free_ms=[at(0.1), at(0.5), at(0.9), at(1.0)])
+
     def run_step(self, i, step):
         kind = next(k for k in step if k in STEP_KINDS)
         t = self.now_ms()
-        handler = getattr(self, "step_" + kind, None)  # sql, send, wait, wait_free, terminate, race
+        handler = getattr(self, "step_" + kind, None)  # sql, send, wait, wait_free, terminate, race, terminate_then_try
         if handler is not None:
             return handler(i, step, t)
         if kind == "sleep":

@@ -57,6 +57,8 @@ void Server::handle_info(Context& ctx, const Message& m) {
   if (m.tag == kLockWait) return lock_timeout(ctx, *m.payload.get<Waiting>());
   if (m.tag == kDeadlockCheck) return deadlock_check(ctx, *m.payload.get<Waiting>());
   if (m.tag == kSlept) return slept(ctx, *m.payload.get<Sql>());
+  if (m.tag == kBackendExit) return backend_exit(ctx, *m.payload.get<std::int64_t>());
+  if (m.tag == kTerminateWait) return termination_looked(ctx, *m.payload.get<TerminateWait>());
   if (m.tag == kRewatch) return rewatch(ctx, *m.payload.get<std::int64_t>());
   if (m.tag == faults::kDegrade) {
     const auto* d = m.payload.get<faults::Degrade>();
