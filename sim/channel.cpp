@@ -6,6 +6,8 @@
 // stream, as Go chooses at random.
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <stdexcept>
 
 #include "sim/kernel.hpp"
@@ -275,8 +277,83 @@ int Context::select(std::span<SelectCase> cases, Duration timeout) {
 
 CancelContext Context::make_context(Atom name) { return CancelContext{make_chan(0, name)}; }
 
-void Context::cancel(const CancelContext& c) {
-  if (!chan_closed(c.done)) chan_close(c.done);
+namespace {
+
+const char* const kCanceled = "context canceled";           // context.Canceled.Error()
+const char* const kDeadlineExceeded = "context deadline exceeded";  // context.DeadlineExceeded.Error()
+
+/// Closes a context's done channel, saying why, unless it is closed already.
+void close_context(Context& ctx, const CancelContext& c, const char* why) {
+  if (ctx.chan_closed(c.done)) return;
+  Kernel::of(ctx.simulation()).chans[c.done.id].ctx_err = why;
+  ctx.chan_close(c.done);
+}
+
+}  // namespace
+
+CancelContext Context::make_context_with_timeout(Atom name, Duration timeout) {
+  const CancelContext c = make_context(name);
+  if (timeout <= Duration::zero()) {
+    close_context(*this, c, kDeadlineExceeded);
+    return c;
+  }
+  SpawnOptions o;
+  o.label = Label{Atom(std::string(name.text()) + ".timer"), 1};
+  spawn(
+      [c, timeout](Context& g) {
+        std::array<SelectCase, 1> done{SelectCase::recv(c.done)};
+        if (g.select(done, timeout) == -1) close_context(g, c, kDeadlineExceeded);
+      },
+      o);
+  return c;
+}
+
+void Context::cancel(const CancelContext& c) { close_context(*this, c, kCanceled); }
+
+std::string_view Context::context_err(const CancelContext& c) const {
+  if (!chan_closed(c.done)) return {};
+  const char* why = Kernel::of(*sim_).chans[c.done.id].ctx_err;
+  return why == nullptr ? kCanceled : why;  // a done channel closed by hand: as cancel
+}
+
+WaitGroup Context::make_waitgroup(Atom name) {
+  auto& k = Kernel::of(*sim_);
+  k.check(self_);
+  k.wgs.push_back(WaitGroupState{name, self_->node_ix, 0, Chan{}});
+  return WaitGroup{static_cast<std::uint32_t>(k.wgs.size() - 1)};
+}
+
+namespace {
+
+WaitGroupState& wg_state(Kernel::Impl& k, const Process* self, WaitGroup wg) {
+  if (wg.id == 0 || wg.id >= k.wgs.size()) throw std::logic_error("not a WaitGroup");
+  WaitGroupState& s = k.wgs[wg.id];
+  if (s.node != self->node_ix)
+    throw std::logic_error("WaitGroup " + std::string(s.name.text()) + " belongs to node " + std::string(k.nodes[s.node].name.text()));
+  return s;
+}
+
+}  // namespace
+
+void Context::wg_add(WaitGroup wg, std::int64_t delta) {
+  auto& k = Kernel::of(*sim_);
+  k.check(self_);
+  WaitGroupState& s = wg_state(k, self_, wg);
+  s.count += delta;
+  if (s.count < 0) throw std::runtime_error("sync: negative WaitGroup counter");
+  if (s.count != 0 || !s.zero) return;
+  const Chan zero = s.zero;
+  s.zero = Chan{};  // the next wait, after the count rises again, waits on a new one
+  chan_close(zero);
+}
+
+void Context::wg_wait(WaitGroup wg) {
+  auto& k = Kernel::of(*sim_);
+  k.check(self_);
+  WaitGroupState& s = wg_state(k, self_, wg);
+  if (s.count == 0) return;
+  if (!s.zero) s.zero = make_chan(0, s.name);
+  chan_recv(s.zero);  // ok = false when the count comes to zero and closes it
 }
 
 }  // namespace lic

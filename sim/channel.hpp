@@ -16,7 +16,10 @@
 //   crashes the process ("close of nil channel"), and its length and capacity are 0. Its wait is
 //   traced as a chan_wait on a channel named `nil`.
 // Every operation is a kernel event in the trace (chan_make, chan_send, chan_recv, chan_close,
-// chan_wait, chan_wake) with the buffer's length after it. A channel belongs to the node of the
+// chan_wait, chan_wake) with the buffer's length after it.
+// - Contexts (make_context, make_context_with_timeout, cancel, context_err) and WaitGroups
+//   (make_waitgroup, wg_add, wg_done, wg_wait) are built on channels, with Go's texts: "context
+//   canceled", "context deadline exceeded", and the panic "sync: negative WaitGroup counter". A channel belongs to the node of the
 // process that made it; using it from another node is a bug of the system's code (it crashes).
 
 #include <cstdint>
@@ -61,9 +64,20 @@ struct SelectCase {
 };
 
 /// A Go-style context with cancel: `done` is a channel closed by cancel() (receiving from it
-/// returns at once from then on). Cancelling twice is harmless, as in Go.
+/// returns at once from then on), or at its deadline when made with a timeout
+/// (context.WithTimeout). Cancelling twice is harmless, as in Go. Why it closed is the kernel's
+/// (Context::context_err, Go's ctx.Err()), so every copy of the handle sees it.
 struct CancelContext {
   Chan done;
+};
+
+/// Go's sync.WaitGroup: a counter that wg_add moves and wg_wait waits to see at zero. Copy the
+/// handle freely; the default one is no group. A wait is a receive on a channel named after the
+/// group, closed when the count comes to zero (chan_wait and chan_close in the trace).
+struct WaitGroup {
+  std::uint32_t id = 0;
+  explicit operator bool() const { return id != 0; }
+  bool operator==(const WaitGroup&) const = default;
 };
 
 }  // namespace lic

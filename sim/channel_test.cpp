@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -223,6 +224,61 @@ TEST_CASE("channel: a context's cancel closes its done channel - waiters return 
   CHECK_FALSE(ok);
   CHECK(done_at == at(3_s));
   CHECK(*exit_reason(sim.trace(), canceller) == Reason::normal());
+}
+
+TEST_CASE("channel: a context with a timeout closes at its deadline - cancel first ends its timer goroutine at once", "[channel]") {
+  for (const bool cancel_first : {false, true}) {
+    Simulation sim;
+    std::string err;
+    Time done_at;
+    sim.spawn([&](Context& ctx) {
+      const CancelContext cc = ctx.make_context_with_timeout(Atom("ctx"), 10_s);
+      if (cancel_first) {
+        ctx.sleep(2_s);
+        ctx.cancel(cc);
+      }
+      ctx.chan_recv(cc.done);
+      done_at = ctx.now();
+      err = std::string(ctx.context_err(cc));
+    });
+    sim.run();
+    INFO("cancel first: " << cancel_first);
+    CHECK(done_at == at(cancel_first ? 2_s : 10_s));
+    CHECK(err == (cancel_first ? "context canceled" : "context deadline exceeded"));
+    CHECK(sim.now() == done_at);  // nothing left waiting for the deadline
+    // The timer is a goroutine of its own, named after the context.
+    const auto spawned = events_of(sim.trace(), EventKind::spawn);
+    CHECK(std::any_of(spawned.begin(), spawned.end(), [](const TraceEvent* e) { return e->label.name == Atom("ctx.timer"); }));
+  }
+}
+
+TEST_CASE("channel: a WaitGroup's waiters wake when the count comes to zero, again after it rises - below zero crashes, another node's crashes", "[channel]") {
+  Simulation sim;
+  std::vector<Time> woke;
+  Pid below, elsewhere;
+  WaitGroup wg;
+  sim.spawn([&](Context& ctx) {
+    wg = ctx.make_waitgroup(Atom("wg"));
+    for (const Duration d : {1_s, 3_s}) {
+      ctx.wg_add(wg, 2);
+      ctx.spawn([=](Context& g) {
+        g.sleep(d);
+        g.wg_done(wg);
+        g.sleep(d);
+        g.wg_done(wg);
+      });
+      ctx.wg_wait(wg);
+      woke.push_back(ctx.now());
+    }
+    below = ctx.spawn([=](Context& g) { g.wg_done(wg); });
+    SpawnOptions o;
+    o.node = Atom("other");
+    elsewhere = ctx.spawn([=](Context& g) { g.wg_add(wg, 1); }, o);
+  });
+  sim.run();
+  CHECK(woke == std::vector<Time>{at(2_s), at(2_s + 6_s)});
+  CHECK(to_string(*exit_reason(sim.trace(), below)).find("sync: negative WaitGroup counter") != std::string::npos);
+  CHECK(to_string(*exit_reason(sim.trace(), elsewhere)).find("belongs to node") != std::string::npos);
 }
 
 TEST_CASE("channel: a process killed while it waits leaves the queue - the next receiver gets the value", "[channel]") {

@@ -273,9 +273,19 @@ struct ChanState {
   std::size_t cap = 0;
   std::uint32_t node = 0;
   bool closed = false;
+  const char* ctx_err = nullptr;  // a context's done channel, closed: why (Go's ctx.Err() text)
   std::deque<Payload> buf;
   std::deque<std::pair<ChanWaiter*, std::size_t>> sendq;  // a waiter and the index of its case
   std::deque<std::pair<ChanWaiter*, std::size_t>> recvq;
+};
+
+/// A WaitGroup (channel.cpp): its count, and the channel its waiters receive on (none while
+/// nobody waits), closed when the count comes to zero.
+struct WaitGroupState {
+  Atom name;
+  std::uint32_t node = 0;
+  std::int64_t count = 0;
+  Chan zero;
 };
 
 /// A process blocked in a channel operation or a select; lives on its stack while it waits, and
@@ -381,6 +391,7 @@ struct Simulation::Impl {
   /// teardown, to unwind.
   [[noreturn]] void stop_for_budget();
   std::deque<ChanState> chans = std::deque<ChanState>(1);  // channel.cpp; index 0 is no channel (a deque: never moves them)
+  std::deque<WaitGroupState> wgs = std::deque<WaitGroupState>(1);  // channel.cpp; index 0 is no group
 
   explicit Impl(Simulation& s);
   ~Impl();

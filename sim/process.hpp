@@ -270,8 +270,25 @@ class Context {
 
   /// A context with cancel (its done channel, named `name`).
   CancelContext make_context(Atom name);
+  /// A context whose done channel closes `timeout` from now (context.WithTimeout), unless cancel
+  /// comes first. A timer goroutine on this node, labelled `NAME.timer`, closes it, and ends at
+  /// once when cancel comes first (Go stops the timer). A timeout of zero or less: closed already.
+  CancelContext make_context_with_timeout(Atom name, Duration timeout);
   /// Cancels it: closes its done channel unless closed already.
   void cancel(const CancelContext& c);
+  /// Go's ctx.Err(): empty while done is open, then "context canceled" or "context deadline
+  /// exceeded", whichever closed it first.
+  std::string_view context_err(const CancelContext& c) const;
+
+  /// A WaitGroup named `name` in the trace, on this node, at zero.
+  WaitGroup make_waitgroup(Atom name);
+  /// wg.Add(delta): a count below zero crashes the process ("sync: negative WaitGroup counter",
+  /// as Go panics); coming to zero wakes every waiter.
+  void wg_add(WaitGroup wg, std::int64_t delta);
+  /// wg.Done(): wg_add(wg, -1).
+  void wg_done(WaitGroup wg) { wg_add(wg, -1); }
+  /// wg.Wait(): returns at once at zero, else waits until the count comes to zero.
+  void wg_wait(WaitGroup wg);
 
  private:
   Simulation* sim_;

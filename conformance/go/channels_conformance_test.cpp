@@ -303,6 +303,120 @@ std::string context_cancel_twice() {
   return "second cancel: " + panic_text(sim, canceller) + " - waiter on Done() gets ok=" + waiter;
 }
 
+std::string err_text(std::string_view err) { return err.empty() ? "nil" : "\"" + std::string(err) + "\""; }
+
+std::string context_timeout_err() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const CancelContext cc = ctx.make_context_with_timeout(Atom("ctx"), 50_ms);
+    const std::string before = err_text(ctx.context_err(cc));
+    const Time start = ctx.now();
+    ctx.chan_recv(cc.done);
+    const bool waited = ctx.now() - start >= 50_ms;
+    const std::string after = err_text(ctx.context_err(cc));
+    ctx.cancel(cc);
+    out = "Err() " + before + " before - Done() closed at the deadline: " + (waited ? "true" : "false") + " - Err() " + after +
+          " - after cancel() still " + err_text(ctx.context_err(cc));
+  });
+  sim.run();
+  return out;
+}
+
+std::string context_timeout_cancel_first() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const CancelContext cc = ctx.make_context_with_timeout(Atom("ctx"), 3600_s);
+    ctx.cancel(cc);
+    const bool ok = ctx.chan_recv(cc.done).ok;
+    out = std::string("Done() ok=") + (ok ? "true" : "false") + " - Err() " + err_text(ctx.context_err(cc));
+  });
+  sim.run();
+  return out;
+}
+
+std::string context_timeout_not_positive() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const CancelContext cc = ctx.make_context_with_timeout(Atom("ctx"), Duration::zero());
+    SelectCase done[] = {SelectCase::recv(cc.done)};
+    out = ctx.select(done, Duration::zero()) == 0 ? "Done() closed at once - Err() " + err_text(ctx.context_err(cc)) : "Done() open";
+  });
+  sim.run();
+  return out;
+}
+
+std::string waitgroup_wait() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const WaitGroup wg = ctx.make_waitgroup(Atom("wg"));
+    int done = 0;
+    ctx.wg_add(wg, 3);
+    for (int i = 0; i < 3; ++i)
+      ctx.spawn([&done, wg](Context& g) {
+        settle(g);
+        ++done;
+        g.wg_done(wg);
+      });
+    ctx.wg_wait(wg);
+    out = "Wait() returned after " + std::to_string(done) + " of 3 Done()";
+  });
+  sim.run();
+  return out;
+}
+
+std::string waitgroup_zero() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const WaitGroup wg = ctx.make_waitgroup(Atom("wg"));
+    ctx.wg_wait(wg);
+    ctx.wg_add(wg, 1);
+    ctx.wg_done(wg);
+    ctx.wg_wait(wg);
+    out = "Wait() at zero returns at once, also after Add(1) and Done()";
+  });
+  sim.run();
+  return out;
+}
+
+std::string waitgroup_negative() {
+  Simulation sim;
+  const Pid p = sim.spawn([](Context& ctx) {
+    const WaitGroup wg = ctx.make_waitgroup(Atom("wg"));
+    ctx.wg_add(wg, 1);
+    ctx.wg_done(wg);
+    ctx.wg_done(wg);
+  });
+  sim.run();
+  return panic_text(sim, p);
+}
+
+std::string waitgroup_many_waiters() {
+  Simulation sim;
+  std::string out;
+  sim.spawn([&](Context& ctx) {
+    const WaitGroup wg = ctx.make_waitgroup(Atom("wg"));
+    ctx.wg_add(wg, 1);
+    const Chan woke = ctx.make_chan(2, Atom("woke"));
+    for (int i = 1; i <= 2; ++i)
+      ctx.spawn([=](Context& g) {
+        g.wg_wait(wg);
+        g.chan_send(woke, i);
+      });
+    settle(ctx);
+    ctx.wg_done(wg);
+    const int a = value_of(ctx.chan_recv(woke));
+    const int b = value_of(ctx.chan_recv(woke));
+    out = "one Done() wakes both waiters: " + std::to_string(a + b);
+  });
+  sim.run();
+  return out;
+}
+
 std::string global_deadlock() {
   Simulation sim;
   sim.spawn([](Context& ctx) {
@@ -405,6 +519,13 @@ const std::map<std::string, std::function<std::string()>>& simulated_cases() {
       {"close_of_nil_channel", close_of_nil_channel},
       {"nil_case_in_select", nil_case_in_select},
       {"nil_channel_len_cap", nil_channel_len_cap},
+      {"context_timeout_err", context_timeout_err},
+      {"context_timeout_cancel_first", context_timeout_cancel_first},
+      {"context_timeout_not_positive", context_timeout_not_positive},
+      {"waitgroup_wait", waitgroup_wait},
+      {"waitgroup_zero", waitgroup_zero},
+      {"waitgroup_negative", waitgroup_negative},
+      {"waitgroup_many_waiters", waitgroup_many_waiters},
   };
   return cases;
 }
@@ -456,6 +577,13 @@ TEST_CASE("go channels: nil_channel_blocks", "[conformance]") { conforms("nil_ch
 TEST_CASE("go channels: close_of_nil_channel", "[conformance]") { conforms("close_of_nil_channel"); }
 TEST_CASE("go channels: nil_case_in_select", "[conformance]") { conforms("nil_case_in_select"); }
 TEST_CASE("go channels: nil_channel_len_cap", "[conformance]") { conforms("nil_channel_len_cap"); }
+TEST_CASE("go channels: context_timeout_err", "[conformance]") { conforms("context_timeout_err"); }
+TEST_CASE("go channels: context_timeout_cancel_first", "[conformance]") { conforms("context_timeout_cancel_first"); }
+TEST_CASE("go channels: context_timeout_not_positive", "[conformance]") { conforms("context_timeout_not_positive"); }
+TEST_CASE("go channels: waitgroup_wait", "[conformance]") { conforms("waitgroup_wait"); }
+TEST_CASE("go channels: waitgroup_zero", "[conformance]") { conforms("waitgroup_zero"); }
+TEST_CASE("go channels: waitgroup_negative", "[conformance]") { conforms("waitgroup_negative"); }
+TEST_CASE("go channels: waitgroup_many_waiters", "[conformance]") { conforms("waitgroup_many_waiters"); }
 
 TEST_CASE("go channels: the simulated lines are the same on every run", "[conformance]") {
   for (const auto& [name, run] : simulated_cases()) {

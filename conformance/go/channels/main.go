@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -219,6 +220,91 @@ func contextCancelTwice() string {
 	return fmt.Sprintf("second cancel: %s - waiter on Done() gets ok=%s", p, <-res)
 }
 
+func errText(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%q", err.Error())
+}
+
+func contextTimeoutErr() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	before := errText(ctx.Err())
+	start := time.Now()
+	<-ctx.Done()
+	waited := time.Since(start) >= 50*time.Millisecond
+	after := errText(ctx.Err())
+	cancel()
+	return fmt.Sprintf("Err() %s before - Done() closed at the deadline: %t - Err() %s - after cancel() still %s",
+		before, waited, after, errText(ctx.Err()))
+}
+
+func contextTimeoutCancelFirst() string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	cancel()
+	_, ok := <-ctx.Done()
+	return fmt.Sprintf("Done() ok=%t - Err() %s", ok, errText(ctx.Err()))
+}
+
+func contextTimeoutNotPositive() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+		return "Done() closed at once - Err() " + errText(ctx.Err())
+	default:
+		return "Done() open"
+	}
+}
+
+func waitGroupWait() string {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	wg.Add(3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			settle()
+			mu.Lock()
+			done++
+			mu.Unlock()
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	return fmt.Sprintf("Wait() returned after %d of 3 Done()", done)
+}
+
+func waitGroupZero() string {
+	var wg sync.WaitGroup
+	wg.Wait()
+	wg.Add(1)
+	wg.Done()
+	wg.Wait()
+	return "Wait() at zero returns at once, also after Add(1) and Done()"
+}
+
+func waitGroupNegative() string {
+	var wg sync.WaitGroup
+	return panicText(func() { wg.Add(1); wg.Done(); wg.Done() })
+}
+
+func waitGroupManyWaiters() string {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	woke := make(chan int, 2)
+	for i := 1; i <= 2; i++ {
+		i := i
+		go func() { wg.Wait(); woke <- i }()
+	}
+	settle()
+	wg.Done()
+	a, b := <-woke, <-woke
+	return fmt.Sprintf("one Done() wakes both waiters: %d", a+b)
+}
+
 // deadlock runs this program again as a child that blocks every goroutine, and reports how
 // the runtime stops it: its exit code and the first line of its standard error.
 func deadlock() string {
@@ -329,6 +415,13 @@ func main() {
 		{"close_of_nil_channel", closeOfNil},
 		{"nil_case_in_select", nilCaseInSelect},
 		{"nil_channel_len_cap", lenCapNil},
+		{"context_timeout_err", contextTimeoutErr},
+		{"context_timeout_cancel_first", contextTimeoutCancelFirst},
+		{"context_timeout_not_positive", contextTimeoutNotPositive},
+		{"waitgroup_wait", waitGroupWait},
+		{"waitgroup_zero", waitGroupZero},
+		{"waitgroup_negative", waitGroupNegative},
+		{"waitgroup_many_waiters", waitGroupManyWaiters},
 	}
 	for _, c := range cases {
 		fmt.Printf("%s: %s\n", c.name, c.run())
