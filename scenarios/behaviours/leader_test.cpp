@@ -473,6 +473,45 @@ TEST_CASE("pg: pg_terminate_backend only signals - a try right after its answer 
   CHECK(held <= kSeeds / 2);
 }
 
+TEST_CASE("pg: a backend sent SIGTERM answers nothing more - a lock let go while it waits is not granted to it, and terminating oneself gets no result", "[leader][pg]") {
+  pg::ServerConfig cfg = keepalive_60_10_3();
+  cfg.query_latency = 10_us;
+  LinkParams loopback;
+  loopback.latency_min = 20_us;
+  loopback.latency_mean = 20_us;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    SimOptions so;
+    so.seed = seed;
+    World w(cfg, so);
+    w.sim.set_default_link(loopback);
+    std::int64_t waiter = 0;
+    pg::Result waited;
+    w.client(kC2, [&](Context& ctx) {
+      const auto c = connect(ctx);
+      if (!c) return;
+      waiter = c->session();
+      ctx.sleep(500_ms);
+      waited = c->query(ctx, query(pg::Query::Op::lock), 5_s);  // pg_advisory_lock: waits behind the holder
+    });
+    pg::Result own;
+    w.client(kC1, [&](Context& ctx) {
+      const auto holder = connect(ctx);
+      const auto control = connect(ctx);
+      if (!holder || !control) return;
+      holder->query(ctx, kTryLock, 1_s);
+      ctx.sleep(1_s);
+      control->query(ctx, terminate(waiter), 1_s);
+      holder->query(ctx, kUnlock, 1_s);  // lands while the waiter may not be gone yet
+      own = control->query(ctx, terminate(control->session()), 1_s);
+    });
+    w.run_to(5_s);
+    INFO("seed " << seed);
+    CHECK(waited.status == pg::Result::Status::no_connection);
+    for (const TraceEvent* e : w.events("db_lock")) CHECK(*field<std::int64_t>(*e, "session") != waiter);
+    CHECK(own.status == pg::Result::Status::no_connection);  // FATAL, no row (was: true, then the end)
+  }
+}
+
 TEST_CASE("pg: pg_terminate_backend with a timeout looks every 100 ms and not after its last wait - 2 s gives true after 100 ms, 1 ms false with a WARNING", "[leader][pg]") {
   for (const auto& [timeout, value, took] : {std::tuple{2'000_ms, true, pg::detail::kTerminationPoll}, std::tuple{1_ms, false, 1_ms}}) {
     World w;

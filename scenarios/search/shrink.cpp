@@ -1035,7 +1035,7 @@ constexpr std::array<std::int64_t, 10> kGridMs{1'000, 2'000, 5'000, 10'000, 30'0
 /// of a consumer, kept at each seed's own four times, gave a file per seed). A split fault's
 /// firings are named again in that order (`NAME`, `NAME.2`, ...), and the list is written in it.
 /// Then seed 1 is tried, on which shrinks from other seeds may have landed. Tried once: at most
-/// 11 runs.
+/// 11 runs, and one more for each kept with a declared fix (Guard::saved).
 void Shrinker::snap_to_grid() {
   if (snapped_ || spent()) return;
   const auto once = [](const Fault& f) { return f.at && !f.mtbf && !f.every && !f.until; };
@@ -1054,7 +1054,9 @@ void Shrinker::snap_to_grid() {
     if (it == split_.end()) continue;
     const std::size_t k = ++next[it->second];
     const std::string now = k == 1 ? it->second : fmt::format("{}.{}", it->second, k);
-    if (now != f.name) renamed.push_back({"fault " + f.name, "name", f.name, now});
+    // Under its new name (another firing's old one may go later, and note() would take a
+    // rename filed under that name with it).
+    if (now != f.name) renamed.push_back({"fault " + now, "name", f.name, now});
     names[f.name = now] = it->second;
   }
   const auto n = static_cast<std::int64_t>(order.size());
@@ -1068,7 +1070,11 @@ void Shrinker::snap_to_grid() {
     std::vector<Edit> edits = renamed;
     edits.push_back({"faults", "grid", "their own times", fmt::format("every {}", format_duration(step))});
     if (!attempt(std::move(c), edits)) continue;
-    for (const auto& [name, base] : names) split_[name] = base;
+    for (const auto& [name, base] : names) {
+      split_[name] = base;
+      // A firing that had the name went earlier; the name did not: the list says what the file holds.
+      std::erase_if(edits_, [&](const Edit& x) { return x.subject == "fault " + name && x.to.empty(); });
+    }
     hop_home(false);  // the grid's times are any seed's: seed 1 may fail with them as well
     return;
   }

@@ -182,7 +182,9 @@ void Server::grant_waiters(Context& ctx, const Key& key) {
       const Waiter w = waiters_[i];
       if (w.key != key) continue;
       const unsigned mode = mode_of(w.q.q.shared);
-      if (conflict(mode, ahead) || conflicts(key, w.q.session, mode)) {
+      // A waiter sent SIGTERM takes nothing (it wakes only to die, answering nothing), and stands
+      // in the line until it is gone: those behind it wait for its end.
+      if (conflict(mode, ahead) || conflicts(key, w.q.session, mode) || sessions_.at(w.q.session).terminating) {
         ahead |= mode;
         continue;
       }

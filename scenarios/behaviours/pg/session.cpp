@@ -92,6 +92,9 @@ void Server::finish(Context& ctx, const Sql& q, const Result& r) {
   const auto it = sessions_.find(q.session);
   if (it == sessions_.end()) return;
   Session& s = it->second;
+  // A backend sent SIGTERM answers nothing more: it dies at its next interrupt check (a
+  // pg_sleep, a lock wait, its own pg_terminate_backend), and its client sees the connection end.
+  if (s.terminating) return;
   s.busy = false;
   if (s.in_tx && r.status == Result::Status::sql_error) s.tx_failed = true;
   if (!s.in_tx || s.tx_failed) release_level(ctx, q.session, s, 1);
@@ -164,8 +167,12 @@ bool Server::path_open(Context& ctx, Atom node) {
 void Server::end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye) {
   const auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
+  std::set<Key> waited;  // a waiter gone from the line lets those behind it go (ProcLockWakeup)
+  for (const Waiter& w : waiters_)
+    if (w.q.session == id) waited.insert(w.key);
   std::erase_if(waiters_, [id](const Waiter& w) { return w.q.session == id; });
   for (const Key& key : std::set<Key>(it->second.keys)) drop(ctx, id, key, -1, why);
+  for (const Key& key : waited) grant_waiters(ctx, key);
   const Session s = sessions_.at(id);
   if (s.monitor) ctx.demonitor(s.monitor, true);
   sessions_.erase(id);
