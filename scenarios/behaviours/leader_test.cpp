@@ -105,6 +105,28 @@ struct World {
   }
 };
 
+/// A World as the conformance comparator runs a real server's loopback, at `seed`: links of
+/// 20 us each way and a 10 us query, so that a statement lands about as soon after another's
+/// answer as on the recording machine.
+struct LoopbackWorld : World {
+  static pg::ServerConfig config() {
+    pg::ServerConfig c = keepalive_60_10_3();
+    c.query_latency = 10_us;
+    return c;
+  }
+  static SimOptions seeded(std::uint64_t seed) {
+    SimOptions o;
+    o.seed = seed;
+    return o;
+  }
+  explicit LoopbackWorld(std::uint64_t seed) : World(config(), seeded(seed)) {
+    LinkParams loopback;
+    loopback.latency_min = 20_us;
+    loopback.latency_mean = 20_us;
+    sim.set_default_link(loopback);
+  }
+};
+
 std::string why(const TraceEvent& e) { return std::string(field<Atom>(e, "why")->text()); }
 
 pg::Query query(pg::Query::Op op, std::int64_t token = 0) {
@@ -426,21 +448,12 @@ TEST_CASE("pg: a terminated backend is gone 20 us to 3.8 ms after the signal - t
 }
 
 TEST_CASE("pg: pg_terminate_backend only signals - a try right after its answer can find the lock still held, and the session ends a moment later", "[leader][pg]") {
-  // Links of 20 us and a 10 us query, as the conformance comparator runs: the try lands 50 us
-  // after the signal, about as soon as the recorder's does on a real server
+  // The try lands 50 us after the signal, about as soon as the recorder's does on a real server
   // (conformance/pg, terminate_returns_before_exit).
-  pg::ServerConfig cfg = keepalive_60_10_3();
-  cfg.query_latency = 10_us;
-  LinkParams loopback;
-  loopback.latency_min = 20_us;
-  loopback.latency_mean = 20_us;
   int held = 0;
   constexpr int kSeeds = 60;
   for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    SimOptions so;
-    so.seed = seed;
-    World w(cfg, so);
-    w.sim.set_default_link(loopback);
+    LoopbackWorld w(seed);
     std::int64_t victim = 0;
     pg::Result got;
     w.client(kC1, holder(victim, got));
@@ -474,16 +487,8 @@ TEST_CASE("pg: pg_terminate_backend only signals - a try right after its answer 
 }
 
 TEST_CASE("pg: a backend sent SIGTERM answers nothing more - a lock let go while it waits is not granted to it, and terminating oneself gets no result", "[leader][pg]") {
-  pg::ServerConfig cfg = keepalive_60_10_3();
-  cfg.query_latency = 10_us;
-  LinkParams loopback;
-  loopback.latency_min = 20_us;
-  loopback.latency_mean = 20_us;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    SimOptions so;
-    so.seed = seed;
-    World w(cfg, so);
-    w.sim.set_default_link(loopback);
+    LoopbackWorld w(seed);
     std::int64_t waiter = 0;
     pg::Result waited;
     w.client(kC2, [&](Context& ctx) {
