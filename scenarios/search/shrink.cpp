@@ -1073,7 +1073,8 @@ void Shrinker::snap_to_grid() {
     for (const auto& [name, base] : names) {
       split_[name] = base;
       // A firing that had the name went earlier; the name did not: the list says what the file holds.
-      std::erase_if(edits_, [&](const Edit& x) { return x.subject == "fault " + name && x.to.empty(); });
+      const std::string subject = "fault " + name;
+      std::erase_if(edits_, [&subject](const Edit& x) { return x.subject == subject && x.to.empty(); });
     }
     hop_home(false);  // the grid's times are any seed's: seed 1 may fail with them as well
     return;
