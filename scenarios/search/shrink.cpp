@@ -1035,7 +1035,8 @@ constexpr std::array<std::int64_t, 10> kGridMs{1'000, 2'000, 5'000, 10'000, 30'0
 /// of a consumer, kept at each seed's own four times, gave a file per seed). A split fault's
 /// firings are named again in that order (`NAME`, `NAME.2`, ...), and the list is written in it.
 /// Then seed 1 is tried, on which shrinks from other seeds may have landed. Tried once: at most
-/// 11 runs, and one more for each kept with a declared fix (Guard::saved).
+/// 11 runs, and one more for each candidate that fails alike when the file declares a fix
+/// (Guard::saved runs the fix on it).
 void Shrinker::snap_to_grid() {
   if (snapped_ || spent()) return;
   const auto once = [](const Fault& f) { return f.at && !f.mtbf && !f.every && !f.until; };
