@@ -451,9 +451,13 @@ class Driver {
       o.label = Label{Atom("/client/victim"), static_cast<std::uint32_t>(k + 1)};
       const Pid v = ctx.spawn(owner(ctx.self(), pg::ClientOptions{}), o);
       MessagePtr r = ctx.receive([v](const Message& m) { return m.tag == kReady && m.from == v; }, 10_s);
+      if (!r || *r->get<std::int64_t>() == 0) {  // session 0 would mean every other session of the node
+        out.note = "terminate_then_try: the victim could not connect";
+        return out;
+      }
       pg::Query end;
       end.op = pg::Query::Op::terminate;
-      end.session = r ? *r->get<std::int64_t>() : 0;
+      end.session = *r->get<std::int64_t>();
       ctx.send(v, kRun, Command{Statement{take, Shape::boolean}});
       MessagePtr took = ctx.receive([v](const Message& m) { return m.tag == kDone && m.from == v; }, 10_s);
       if (!took || took->get<Done>()->o.value != "t") {
