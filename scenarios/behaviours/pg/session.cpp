@@ -244,7 +244,7 @@ void Server::termination_looked(Context& ctx, const TerminateWait& w) {
   r.value = false;
   for (std::int64_t id : w.victims)  // gone or not: it did not look again
     r.notices.push_back(fmt::format("backend with PID {} did not terminate within {} millisecond{}", id, w.q.q.duration.ns / 1'000'000,
-                                      w.q.q.duration.ns == 1'000'000 ? "" : "s"));
+                                    w.q.q.duration.ns == 1'000'000 ? "" : "s"));
   finish(ctx, w.q, r);
 }
 
