@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/arena.hpp"
@@ -318,7 +319,7 @@ struct Flight {
 };
 
 struct Simulation::Impl {
-  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume, kTickCheck, kConnClose, kConnAttempt, kConnRetry };
+  enum EvType : std::uint32_t { kRun = 1, kTimeout, kTimer, kCallback, kNet, kResume, kTickCheck, kConnClose, kConnAttempt, kConnRetry, kResumeProc };
 
   Simulation& sim;
   EventQueue queue;
@@ -363,6 +364,14 @@ struct Simulation::Impl {
   std::uint64_t next_flight_order = 1;
   std::map<std::uint32_t, Duration> start_delays;  // label atom index -> delay (slow_start)
   std::size_t paused_nodes = 0;  // nodes with a pause pending (a fast check in dispatch)
+  // One process suspended (SIGSTOP) until a time, and processes cut off from other nodes (one
+  // socket's firewall rule); empty in nearly every run, so dispatch and net_send test emptiness.
+  struct Suspension {
+    Time until;
+    std::vector<EventQueue::Item> deferred;  // its runs and timeouts, in the order they came due
+  };
+  std::map<std::uint64_t, Suspension> suspended;  // by pid
+  std::set<std::uint64_t> cut_procs;        // pids
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
   Time instant{};                // budgets: the instant of the last event, and how many ran at it
@@ -572,6 +581,17 @@ struct Simulation::Impl {
   /// Runs `fn` net_setuptime from now (a link, monitor or call to a node it cannot reach).
   void after_setup_time(std::function<void()> fn);
   bool paused(std::uint32_t n) const { return paused_nodes != 0 && sim.now_ < nodes[n].paused_until; }
+  /// An event for a suspended process waits for its SIGCONT: true when `item` was kept.
+  bool defer_if_suspended(Pid p, const EventQueue::Item& item) {
+    if (suspended.empty()) return false;
+    const auto it = suspended.find(p.id);
+    if (it == suspended.end()) return false;
+    it->second.deferred.push_back(item);
+    return true;
+  }
+  /// SIGCONT: what came due meanwhile runs now, in order.
+  void resume_suspended(std::uint64_t pid);
+  bool cut_off(Pid p) const { return !cut_procs.empty() && cut_procs.count(p.id) != 0; }
   Channel& channel(std::uint32_t from, std::uint32_t to);
   /// The path's index in `channels` (channel() may grow it: taken after the call returns).
   std::uint32_t channel_ix(std::uint32_t from, std::uint32_t to, bool raw = false) {

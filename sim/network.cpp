@@ -149,6 +149,10 @@ void Simulation::Impl::net_send(Process* from, Process* to, MessagePtr m) {
     note(EventKind::drop, from, to->pid, from->pid, Reason::noconnection(), m->tag, m->id);
     return;
   }
+  if (!cut_procs.empty() && droppable(*m) && (cut_off(from->pid) || cut_off(to->pid))) {
+    note(EventKind::drop, from, to->pid, from->pid, Reason::other(kPartitioned), m->tag, m->id);
+    return;
+  }
   bool queued = false;  // net ticks: waits for the connection being set up
   // Under net ticks, a message of a process that models its own transport crosses as a packet.
   const bool raw = ticks() && (from->raw_net || to->raw_net) && droppable(*m);
@@ -612,6 +616,37 @@ void Simulation::pause_node(Atom node, Duration d) {
 }
 
 bool Simulation::node_paused(Atom node) { return impl_->paused(impl_->node_of(node)); }
+
+void Simulation::suspend_process(Pid pid, Duration d) {
+  Impl& k = *impl_;
+  const Process* p = k.find(pid);
+  if (p == nullptr || p->dead || d <= Duration::zero()) return;
+  const Time until = now_ + d;
+  Time& at = k.suspended[pid.id].until;
+  if (until <= at) return;
+  at = until;
+  k.note(EventKind::process_suspend, p, pid, {}, {}, {}, static_cast<std::uint64_t>(until.ns));
+  k.queue.push(until, EventQueue::Item{Impl::kResumeProc, 0, pid.id});
+}
+
+void Simulation::resume_process(Pid p) { impl_->resume_suspended(p.id); }
+
+bool Simulation::process_suspended(Pid p) const { return impl_->suspended.count(p.id) != 0; }
+
+void Simulation::cut_process(Pid pid) {
+  Impl& k = *impl_;
+  const Process* p = k.find(pid);
+  if (p == nullptr || p->dead || !k.cut_procs.insert(pid.id).second) return;
+  k.note(EventKind::process_cut, p, pid);
+}
+
+void Simulation::heal_process(Pid pid) {
+  Impl& k = *impl_;
+  if (k.cut_procs.erase(pid.id) == 0) return;
+  k.note(EventKind::process_heal, k.find(pid), pid);
+}
+
+bool Simulation::process_cut(Pid p) const { return impl_->cut_off(p); }
 
 void Simulation::set_clock_skew(Atom node, Duration skew) {
   impl_->nodes[impl_->node_of(node)].skew = skew;

@@ -75,6 +75,20 @@ std::size_t count_drops(const Trace& t, Atom reason) {
 }
 
 std::size_t count_kind(const Trace& t, EventKind k) { return events_of(t, k).size(); }
+
+/// A process on `node` that wakes every 10 ms and notes when.
+Pid ticker(Simulation& sim, Atom node, std::vector<Time>& ticks) {
+  SpawnOptions o;
+  o.node = node;
+  return sim.spawn(
+      [&ticks](Context& ctx) {
+        for (;;) {
+          ctx.sleep(10_ms);
+          ticks.push_back(ctx.now());
+        }
+      },
+      o);
+}
 }  // namespace
 
 TEST_CASE("network: same-node messages arrive at once - cross-node ones after the path's latency", "[network]") {
@@ -412,23 +426,13 @@ TEST_CASE("network: a node crash kills everything on it with killed - others see
 TEST_CASE("network: a paused node runs nothing - its timers fire late - messages wait - then it catches up", "[network][node]") {
   Simulation sim;
   std::vector<Time> ticks;
-  SpawnOptions o;
-  o.node = kB;
-  const Pid ticker = sim.spawn(
-      [&ticks](Context& ctx) {
-        for (;;) {
-          ctx.sleep(10_ms);
-          ticks.push_back(ctx.now());
-        }
-      },
-      o);
+  (void)ticker(sim, kB, ticks);
   std::vector<Got> got;
   const Pid r = recorder(sim, kB, got);
   sim.schedule(Time{} + 25_ms, [&] { sim.pause_node(kB, 100_ms); });
   sender(sim, kA, r, 1, 0_ms);
   sim.schedule(Time{} + 50_ms, [&] { sim.send(r, kMsg, 7); });
   sim.run_until(Time{} + 200_ms);
-  (void)ticker;
   // Ticks at 10 and 20; the one due at 30 fires at 125 (the pause's end), then every 10 ms.
   REQUIRE(ticks.size() >= 4);
   CHECK(ticks[0] == Time{} + 10_ms);
@@ -441,6 +445,123 @@ TEST_CASE("network: a paused node runs nothing - its timers fire late - messages
   CHECK(got[1].at == Time{} + 125_ms);
   CHECK(count_kind(sim.trace(), EventKind::node_pause) == 1);
   CHECK(count_kind(sim.trace(), EventKind::node_resume) == 1);
+}
+
+TEST_CASE("network: a suspended process runs nothing - its timers' messages wait in its mailbox - its node's other processes run on", "[network][process]") {
+  Simulation sim;
+  std::vector<Time> ticks, other_ticks;
+  const Pid stopped = ticker(sim, kB, ticks);
+  (void)ticker(sim, kB, other_ticks);
+  std::vector<Got> got;
+  const Pid r = recorder(sim, kB, got);
+  sim.schedule(Time{} + 25_ms, [&] {
+    sim.suspend_process(stopped, 100_ms);
+    sim.suspend_process(r, 100_ms);
+    sim.suspend_process(r, 50_ms);  // shorter: the longer one stands
+  });
+  sim.schedule(Time{} + 50_ms, [&] {
+    CHECK(sim.process_suspended(r));
+    sim.send(r, kMsg, 7);
+  });
+  sim.run_until(Time{} + 200_ms);
+  REQUIRE(ticks.size() >= 4);
+  CHECK(ticks[1] == Time{} + 20_ms);
+  CHECK(ticks[2] == Time{} + 125_ms);  // the sleep due at 30 ends when SIGCONT comes
+  CHECK(ticks[3] == Time{} + 135_ms);
+  // The process beside it was never stopped.
+  REQUIRE(other_ticks.size() >= 5);
+  CHECK(other_ticks[2] == Time{} + 30_ms);
+  CHECK(other_ticks[4] == Time{} + 50_ms);
+  // The message reached the mailbox at 50 ms (delivered) and was read at 125 ms.
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].value == 7);
+  CHECK(got[0].at == Time{} + 125_ms);
+  CHECK(!sim.process_suspended(r));
+  CHECK(count_kind(sim.trace(), EventKind::process_suspend) == 2);
+  CHECK(count_kind(sim.trace(), EventKind::process_resume) == 2);
+  CHECK(count_kind(sim.trace(), EventKind::node_pause) == 0);
+}
+
+TEST_CASE("network: a SIGCONT before the suspension's end runs at once what came due meanwhile", "[network][process]") {
+  Simulation sim;
+  std::vector<Time> ticks;
+  const Pid p = ticker(sim, kB, ticks);
+  sim.schedule(Time{} + 15_ms, [&] { sim.suspend_process(p, 1_s); });
+  sim.schedule(Time{} + 42_ms, [&] { sim.resume_process(p); });
+  sim.run_until(Time{} + 60_ms);
+  REQUIRE(ticks.size() >= 3);
+  CHECK(ticks[0] == Time{} + 10_ms);
+  CHECK(ticks[1] == Time{} + 42_ms);  // due at 20, run at the SIGCONT
+  CHECK(ticks[2] == Time{} + 52_ms);
+  sim.run_until(Time{} + 2_s);  // the suspension's own end passes: nothing more happens
+  CHECK(count_kind(sim.trace(), EventKind::process_resume) == 1);
+}
+
+TEST_CASE("network: a kill reaches a suspended process at once", "[network][process]") {
+  Simulation sim;
+  SpawnOptions o;
+  o.node = kB;
+  const Pid p = sim.spawn([](Context& ctx) { ctx.receive(); }, o);
+  sim.schedule(Time{} + 10_ms, [&] { sim.suspend_process(p, 1_s); });
+  sim.schedule(Time{} + 20_ms, [&] { sim.exit(p, Reason::kill()); });
+  sim.run_until(Time{} + 30_ms);
+  CHECK(!sim.alive(p));
+  sim.run();
+  CHECK(count_kind(sim.trace(), EventKind::process_resume) == 0);  // it died suspended
+}
+
+TEST_CASE("network: a cut process sends and gets nothing across nodes - its node keeps its contact - a heal ends it", "[network][process]") {
+  Simulation sim;
+  sim.set_default_link(fixed(1_ms));
+  std::vector<Got> at_a, at_b;
+  const Pid ra = recorder(sim, kA, at_a);
+  const Pid rb = recorder(sim, kB, at_b);
+  SpawnOptions o;
+  o.node = kA;
+  std::vector<Got> cut_got;
+  const Pid cut = sim.spawn(
+      [&cut_got, rb](Context& ctx) {
+        for (int i = 0; i < 3; ++i) {
+          ctx.send(rb, kMsg, 100 + i);
+          MessagePtr m = ctx.receive(20_ms);
+          if (m) cut_got.push_back({ctx.now(), as_int(*m), m->kind, m->reason, m->from});
+        }
+        ctx.receive();
+      },
+      o);
+  sim.schedule(Time{} + 5_ms, [&] { sim.cut_process(cut); });
+  sim.schedule(Time{} + 10_ms, [&] {
+    sim.send(cut, kMsg, 1);  // same node as the world: no cut applies to the world's sends
+  });
+  // b sends to the cut process (dropped) and to a's other process (lands).
+  SpawnOptions ob;
+  ob.node = kB;
+  sim.spawn(
+      [cut, ra](Context& ctx) {
+        ctx.sleep(10_ms);
+        ctx.send(cut, kMsg, 2);
+        ctx.send(ra, kMsg, 3);
+        ctx.sleep(30_ms);
+        ctx.send(cut, kMsg, 4);  // after the heal
+      },
+      ob);
+  sim.schedule(Time{} + 25_ms, [&] { sim.heal_process(cut); });
+  sim.run_until(Time{} + 100_ms);
+  // Its first send (t=0) left before the cut; the second (10 ms) was dropped; the third (30 ms,
+  // after the heal) landed.
+  std::vector<int> b_values;
+  for (const Got& g : at_b) b_values.push_back(g.value);
+  CHECK(b_values == std::vector<int>{100, 102});
+  std::vector<int> cut_values;
+  for (const Got& g : cut_got) cut_values.push_back(g.value);
+  CHECK(cut_values == std::vector<int>{1, 4});  // b's 2 (10 ms) was dropped, b's 4 (40 ms) landed
+  REQUIRE(at_a.size() == 1);
+  CHECK(at_a[0].value == 3);
+  CHECK(sim.connected(kA, kB));
+  CHECK(count_drops(sim.trace(), Atom("partitioned")) == 2);
+  CHECK(count_kind(sim.trace(), EventKind::process_cut) == 1);
+  CHECK(count_kind(sim.trace(), EventKind::process_heal) == 1);
+  CHECK(!sim.process_cut(cut));
 }
 
 TEST_CASE("network: a node's clock reads virtual time plus its skew", "[network][node]") {

@@ -571,6 +571,7 @@ std::optional<ProcessInfo> Simulation::info(Pid pid) const {
   i.behaviour = p->is_behaviour;
   i.trap_exit = p->trap_exit;
   i.waiting = p->waiting;
+  i.raw_network = p->raw_net;
   i.mailbox = p->mbox_size;
   i.links = p->links;
   i.monitors = p->monitoring.size();

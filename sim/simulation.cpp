@@ -214,6 +214,7 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
         queue.push(nodes[p->node_ix].paused_until, e.item);
         return;
       }
+      if (defer_if_suspended(p->pid, e.item)) return;
       p->run_pending = false;
       if (p->fiber != nullptr) {
         resume(p);
@@ -231,6 +232,7 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
         queue.push(nodes[p->node_ix].paused_until, e.item);
         return;
       }
+      if (defer_if_suspended(p->pid, e.item)) return;
       p->timed_out = true;
       p->waiting = false;
       resume(p);
@@ -303,9 +305,26 @@ void Simulation::Impl::dispatch(const EventQueue::Entry& e) {
       if (nodes[n].up && sim.now_ == nodes[n].paused_until) note_node(EventKind::node_resume, n);
       return;
     }
+    case kResumeProc: {
+      const auto it = suspended.find(e.item.a);
+      if (it == suspended.end() || it->second.until != sim.now_) return;  // extended, or resumed early
+      resume_suspended(e.item.a);
+      return;
+    }
     default:
       assert(false && "unknown event type");
   }
+}
+
+void Simulation::Impl::resume_suspended(std::uint64_t pid) {
+  const auto it = suspended.find(pid);
+  if (it == suspended.end()) return;
+  std::vector<EventQueue::Item> due = std::move(it->second.deferred);
+  suspended.erase(it);
+  const Process* p = find(Pid{pid});
+  if (p == nullptr || p->dead) return;
+  note(EventKind::process_resume, p, p->pid);
+  for (const EventQueue::Item& item : due) queue.push(sim.now_, item);
 }
 
 // With a million processes, a timer's slot, its receiver's pid entry and record, its message

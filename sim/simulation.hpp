@@ -67,6 +67,7 @@ struct ProcessInfo {
   bool behaviour = false;
   bool trap_exit = false;
   bool waiting = false;  ///< blocked in receive/sleep/call
+  bool raw_network = false;  ///< its messages across nodes model their own transport (Context::raw_network)
   std::size_t mailbox = 0;
   std::vector<Pid> links;
   std::size_t monitors = 0;  ///< monitors held on others
@@ -166,6 +167,24 @@ class Simulation {
   /// timeouts fire late, and messages to them wait at the node. Pauses extend, never shorten.
   void pause_node(Atom node, Duration d);
   bool node_paused(Atom node);
+  /// One process runs nothing for `d` (SIGSTOP, then SIGCONT `d` later): its code does not run
+  /// and a receive's timeout fires when it resumes, but messages and its timers' messages still
+  /// reach its mailbox, and exit signals still act (a kill still kills). Its node and every
+  /// other process on it run on: a process modelling the node's OS (pg::Conn's socket) keeps
+  /// answering. Suspensions extend, never shorten. Traced as `process_suspend` (msg: until) and
+  /// `process_resume`.
+  void suspend_process(Pid p, Duration d);
+  /// SIGCONT before the suspension's end: what came due meanwhile runs now.
+  void resume_process(Pid p);
+  bool process_suspended(Pid p) const;
+  /// From now on every message `p` sends to or gets from another node is dropped (reason
+  /// `partitioned`), as a firewall rule on one socket drops its segments; exit signals and
+  /// monitors' DOWNs still cross. Meant for processes that model their own transport
+  /// (Context::raw_network: one TCP connection each); nodes keep their contact. Traced as
+  /// `process_cut`; heal_process ends it (`process_heal`).
+  void cut_process(Pid p);
+  void heal_process(Pid p);
+  bool process_cut(Pid p) const;
   /// An OS signal to the node's processes (the node as a container or a VM). `sigterm`: given to
   /// every process that asked for it (Context::notify_signals); when none did, the runtime stops
   /// each root process on the node with exit signal `shutdown`, as OTP's init:stop does.

@@ -99,6 +99,10 @@ std::string_view to_string(EventKind k) {
     case EventKind::clock_change: return "clock_change";
     case EventKind::connect: return "connect";
     case EventKind::global_name: return "global_name";
+    case EventKind::process_suspend: return "process_suspend";
+    case EventKind::process_resume: return "process_resume";
+    case EventKind::process_cut: return "process_cut";
+    case EventKind::process_heal: return "process_heal";
   }
   return "?";
 }

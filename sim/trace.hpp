@@ -74,7 +74,15 @@ enum class EventKind : std::uint16_t {
                  ///< returned yes; node = the caller's), `unregistered`, or `conflict`: two nodes that
                  ///< reconnected both had the name; `pid` keeps it and `other` is killed (node = the
                  ///< node that resolved it)
+  // One process (sim/network.cpp; docs/network.md, "One process"). `pid` is the process.
+  process_suspend,  ///< pid runs nothing until msg (ns of virtual time): SIGSTOP of one process
+  process_resume,   ///< the suspension ended (SIGCONT)
+  process_cut,      ///< every message pid sends to or gets from another node is dropped from now
+                    ///< on: one socket's firewall rule (a connection cut)
+  process_heal,     ///< the cut of pid ended
 };
+/// The last EventKind (a table indexed by kind has this + 1 entries).
+inline constexpr EventKind kLastEventKind = EventKind::process_heal;
 
 std::string_view to_string(EventKind k);
 

@@ -8,7 +8,7 @@
 // recording fails.
 //
 // The world: the server on node `db`; each session's owner process on a node of its own, `n_<s>`
-// (so a cut is a partition between that node and `db`, and a kill kills that process); the
+// (a kill kills that process, a pause suspends it, and a cut drops its connection's segments); the
 // steps run from a driver process on node `ctl`, which also holds the control session for
 // pg_terminate_backend (never cut). Links are loopback-like: 20 us each way.
 
@@ -279,7 +279,7 @@ class Driver {
     for (const auto& kv : c_.node["sessions"]) {
       const std::string name = kv.first.as<std::string>();
       SpawnOptions o;
-      o.node = Atom("n_" + name);
+      o.node = kCtl;  // the recorder's host: every client process beside the driver
       o.label = Label{Atom("/client/" + name), 1};
       pg::ClientOptions opts = options_of(kv.second);
       // tcp_retries2 is a sysctl of the recorder's namespace: the clients' kernels have it too.
@@ -318,8 +318,10 @@ class Driver {
     if (s["sleep"]) ctx.sleep(duration_of(s["sleep"].as<std::string>()));
     if (s["close"]) close(ctx, s["close"].as<std::string>());
     if (s["kill"]) ctx.exit(pids_.at(s["kill"].as<std::string>()), Reason::kill());
-    // pause/resume: the owner does nothing meanwhile (it waits for the driver), while its
-    // connection process, the client's OS, goes on answering probes: nothing to do.
+    // pause/resume: SIGSTOP of the owner alone; its connection process, the client's OS, goes
+    // on answering probes.
+    if (s["pause"]) sim_.suspend_process(pids_.at(s["pause"].as<std::string>()), kForever);
+    if (s["resume"]) sim_.resume_process(pids_.at(s["resume"].as<std::string>()));
     if (s["cut"]) cut(s["cut"].as<std::string>(), true);
     if (s["heal"]) cut(s["heal"].as<std::string>(), false);
     if (s["terminate"]) return terminate(ctx, s);
@@ -362,14 +364,16 @@ class Driver {
     ctx.receive([p](const Message& x) { return x.tag == kClosed && x.from == p; }, 10_s);
   }
 
+  /// The recorder's nftables rule drops the session's port both ways: the connection process's
+  /// segments (Simulation::cut_process), nothing else.
   void cut(const std::string& name, bool on) {
-    const Atom n("n_" + name);
+    const Pid conn = sim_.find_labelled("/client/" + name + "/conn");
     if (on) {
-      sim_.block(n, kDb);
-      sim_.block(kDb, n);
-    } else {
-      sim_.unblock(n, kDb);
-      sim_.unblock(kDb, n);
+      if (conn) cut_[name] = conn;
+      if (conn) sim_.cut_process(conn);
+    } else if (const auto it = cut_.find(name); it != cut_.end()) {
+      sim_.heal_process(it->second);
+      cut_.erase(it);
     }
   }
 
@@ -491,6 +495,7 @@ class Driver {
   const Case& c_;
   Outcomes& out_;
   std::map<std::string, Pid> pids_;
+  std::map<std::string, Pid> cut_;  // sessions whose connection is cut, by name
   std::map<std::string, std::int64_t> sessions_;
   std::map<std::string, Time> sent_at_;
   std::optional<pg::Conn> control_;

@@ -863,7 +863,8 @@ namespace {
 
 /// Three coordinators of `variant` and the database (keepalive 60/10/3); the leader is cut from
 /// the database at 1 m for 3 m.
-std::string election(const std::string& variant, const std::string& checks, const std::string& extra = "") {
+std::string election(const std::string& variant, const std::string& checks, const std::string& extra = "",
+                     const std::string& fault = "{name: cut, at: 1m, partition: [node_of(leader)], to: [db], duration: 3m}") {
   std::string s =
       "scenario: t\nphases: {chaos: 5m, quiet: 1m}\nnodes: [c1, c2, c3, db]\ntrees:\n"
       "  - id: pg\n    node: db\n    supervisor: {strategy: one_for_one}\n    children:\n"
@@ -873,7 +874,7 @@ std::string election(const std::string& variant, const std::string& checks, cons
     s += std::string("  - id: ") + n + "\n    node: " + n + "\n    supervisor: {strategy: one_for_one}\n    children:\n" +
          "      - {id: coordinator, behaviour: leader.coordinator, args: {variant: " + variant + ", leader_name: leader" + extra + "}}\n";
   }
-  return s + "faults:\n  - {name: cut, at: 1m, partition: [node_of(leader)], to: [db], duration: 3m}\nchecks:\n" + checks;
+  return s + "faults:\n  - " + fault + "\nchecks:\n" + checks;
 }
 
 const std::string kChecks =
@@ -950,6 +951,58 @@ TEST_CASE("coordinator: fenced - the same cut gives one failover and no write fr
   const Pid leader = r.sim->whereis(Atom("leader"));
   REQUIRE(leader);
   CHECK(r.sim->info(leader)->node == kC2);
+}
+
+TEST_CASE("coordinator: naive - a SIGSTOP of the leader's process past the keepalive is ridden out (its OS answers the probes), where a pause of its node splits", "[leader][coordinator][suspend]") {
+  // c1 leads at 1 m (the tests above). 3 m is past the server's keepalive (60 s + 3 x 10 s).
+  const std::string checks = "  - leader_safety\n  - leader_at_end\n";
+  const RunResult stopped = run_text(election("naive", checks, "", "{name: stop, at: 1m, suspend: /c1/coordinator, duration: 3m}"));
+  for (const CheckResult& c : stopped.checks) UNSCOPED_INFO(c.name << ": " << c.detail);
+  CHECK(stopped.passed);
+  CHECK(pl::leadership(stopped.sim->trace().events(), stopped.end).failovers.empty());
+  // The coordinator and its four loops stopped; their five connection processes (the OS) did not.
+  std::size_t suspended = 0, of_conns = 0;
+  for (const TraceEvent& e : stopped.sim->trace().events()) {
+    if (e.kind != EventKind::process_suspend) continue;
+    ++suspended;
+    if (std::string_view(e.label.name.text()).ends_with("/conn")) ++of_conns;
+  }
+  CHECK(suspended == 5);
+  CHECK(of_conns == 0);
+  const RunResult paused = run_text(election("naive", checks, "", "{name: stop, at: 1m, pause: c1, duration: 3m}"));
+  CHECK_FALSE(check_named(paused, "leader_safety").passed);
+}
+
+TEST_CASE("coordinator: a cut of the lock's connection alone - its loops' connections untouched - splits the naive brain - fenced steps down and takes the lock again on a new connection", "[leader][coordinator][cut_connection]") {
+  const std::string fault = "{name: lock_cut, at: 1m, cut_connection: /c1/coordinator/conn, duration: 3m}";
+  const RunResult naive = run_text(election("naive", kChecks, "", fault));
+  const CheckResult& safety = check_named(naive, "leader_safety");
+  INFO(safety.detail);
+  CHECK_FALSE(safety.passed);
+  CHECK_THAT(safety.detail, Catch::Contains("c1 wrote while"));
+  // Nodes kept their contact: no partition, only the connection's segments dropped.
+  const auto count = [&naive](EventKind k) {
+    const auto& ev = naive.sim->trace().events();
+    return std::count_if(ev.begin(), ev.end(), [k](const TraceEvent& e) { return e.kind == k; });
+  };
+  CHECK(count(EventKind::partition) == 0);
+  CHECK(count(EventKind::process_cut) == 1);
+  const RunResult fenced = run_text(election("fenced", kChecks, "", fault));
+  for (const CheckResult& c : fenced.checks) UNSCOPED_INFO(c.name << ": " << c.detail);
+  CHECK(fenced.passed);
+  const pl::Leadership l = pl::leadership(fenced.sim->trace().events(), fenced.end);
+  REQUIRE(l.failovers.size() == 1);
+  INFO(l.failovers[0].from << " -> " << l.failovers[0].to << " (" << l.failovers[0].cause << ")");
+  // Its lock check timed out on the cut socket; the rule is on that socket alone, so its next
+  // connection works and takes the lock once the server has ended the old session.
+  CHECK((l.failovers[0].from == "c1" && l.failovers[0].to == "c1"));
+}
+
+TEST_CASE("faults: cut_connection at a process that does not model its own connection is skipped, saying why", "[leader][cut_connection]") {
+  const RunResult r = run_text(election("naive", "  - leader_at_end\n", "", "{name: lock_cut, at: 1m, cut_connection: /c1/coordinator, duration: 3m}"));
+  const auto skipped = system_events(r.sim->trace(), "fault_skipped");
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0]->text(Atom("why")) == "/c1/coordinator does not model its own connection (Context::raw_network): cut its node with a partition");
 }
 
 TEST_CASE("coordinator: history - each loop's writes are operations, ok as the database applied them and fail as the fence refused them, none without it", "[leader][coordinator]") {

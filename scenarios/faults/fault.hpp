@@ -34,6 +34,8 @@ enum class Kind : std::uint8_t {
   stop_task,     ///< SIGTERM to the node's processes, then SIGKILL after `grace` if it still runs
   degrade,       ///< the target (a behaviour that knows `mode`) degrades for `duration`
   clock,         ///< the node's clock jumps to `skew` and/or drifts `drift_ppm` from now on
+  suspend,         ///< SIGSTOP of the target's OS process for `duration` (its sockets answer on)
+  cut_connection,  ///< drops one connection's segments (a raw-network process) for `duration`
 };
 
 std::string_view to_string(Kind k);
@@ -90,7 +92,7 @@ struct Fault {
   std::vector<Atom> side_a{};  ///< partition / clog / loss / duplicate / reorder: from
   std::vector<Atom> side_b{};  ///< ... to; empty: every other node
   bool one_way = false;        ///< partition: only side_a -> side_b
-  Duration duration{};         ///< partition, pause, and network windows; zero: until healed
+  Duration duration{};         ///< partition, pause, suspend, cut_connection and network windows; zero: until healed
   Duration delay{};            ///< clog: extra latency; slow_start: extra start time
   Ratio ratio = Ratio::never();  ///< loss / duplicate / reorder
   std::optional<Duration> restart_after{};  ///< node_crash: restart the node this much later

@@ -29,6 +29,8 @@ const Atom kInjected("injected");
 const Atom kSkipped("skipped");
 const Atom kPaths("paths");
 const Atom kMode("mode");
+const Atom kProcesses("processes");
+const Atom kDuration("duration");
 const Atom kSigterm("sigterm");
 const Atom kSigkill("sigkill");
 }  // namespace
@@ -197,11 +199,12 @@ void Injector::fire(std::size_t i) {
   } else if (f.mtbf) {
     // The next failure: at once if the target is still up (it did not go down), else when it
     // comes up. Window faults re-arm when their window ends.
+    const bool process_window = f.kind == Kind::suspend || f.kind == Kind::cut_connection;
     const bool window = f.duration > Duration::zero() &&
                         (f.kind == Kind::partition || f.kind == Kind::clog || f.kind == Kind::loss ||
-                         f.kind == Kind::duplicate || f.kind == Kind::reorder || f.kind == Kind::pause);
+                         f.kind == Kind::duplicate || f.kind == Kind::reorder || f.kind == Kind::pause || process_window);
     if (process_target(f)) {
-      if (!done || sim_.alive(s.target)) arm(i);
+      if (!done || (sim_.alive(s.target) && !window)) arm(i);
     } else if (node_target(f)) {
       if (target_up(f) && !window) arm(i);
     } else if (!window) {
@@ -296,14 +299,21 @@ void Injector::skip(std::size_t i, const std::string& why) {
                             {kWhy, why}});
 }
 
+Pid Injector::aim(std::size_t i, Pid open) {
+  if (open) {
+    skip(i, "its previous window is still open");
+    return {};
+  }
+  std::string why;
+  const Pid p = resolve(faults_[i].target, why);
+  if (!p) skip(i, why);
+  return p;
+}
+
 bool Injector::inject_process(std::size_t i) {
   const Fault& f = faults_[i];
-  std::string why;
-  const Pid p = resolve(f.target, why);
-  if (!p) {
-    skip(i, why);
-    return false;
-  }
+  const Pid p = aim(i, Pid{});
+  if (!p) return false;
   states_[i].target = p;
   const Reason r = f.kind == Kind::kill ? Reason::kill() : f.reason;
   // Recorded first: a check reading the trace sees the cause before the exit it causes.
@@ -411,16 +421,8 @@ bool Injector::inject_stop_task(std::size_t i) {
 bool Injector::inject_degrade(std::size_t i) {
   const Fault& f = faults_[i];
   State& s = states_[i];
-  if (s.degraded) {
-    skip(i, "its previous window is still open");
-    return false;
-  }
-  std::string why;
-  const Pid p = resolve(f.target, why);
-  if (!p) {
-    skip(i, why);
-    return false;
-  }
+  const Pid p = aim(i, s.degraded);
+  if (!p) return false;
   record(i, {{kPid, p}, {kMode, Atom(f.mode)}});
   sim_.send(p, kDegrade, Degrade{Atom(f.mode), true});
   s.degraded = p;
@@ -431,6 +433,55 @@ bool Injector::inject_degrade(std::size_t i) {
     });
   }
   return true;
+}
+
+bool Injector::inject_suspend(std::size_t i) {
+  const Fault& f = faults_[i];
+  const Pid p = aim(i, Pid{});
+  if (!p) return false;
+  states_[i].target = p;
+  // The OS process: the target and what runs under its path on its node, but not the processes
+  // that model the OS's own part (a socket's TCP, Context::raw_network), which SIGSTOP leaves be.
+  const ProcessInfo top = *sim_.info(p);
+  const std::string under = std::string(top.label.name.text()) + "/";
+  std::vector<Pid> stopped{p};
+  for (const Pid q : sim_.processes()) {
+    if (q == p) continue;
+    const std::optional<ProcessInfo> qi = sim_.info(q);
+    if (qi && qi->node == top.node && !qi->raw_network && qi->label.name.text().starts_with(under)) stopped.push_back(q);
+  }
+  record(i, {{kPid, p}, {kProcesses, static_cast<std::int64_t>(stopped.size())}, {kDuration, f.duration}});
+  for (const Pid q : stopped) sim_.suspend_process(q, f.duration);
+  if (f.mtbf) later(sim_.now() + f.duration, [this, i] { window_over(i); });
+  return true;
+}
+
+bool Injector::inject_cut(std::size_t i) {
+  const Fault& f = faults_[i];
+  State& s = states_[i];
+  const Pid p = aim(i, s.cut);
+  if (!p) return false;
+  s.target = p;
+  if (!sim_.info(p)->raw_network) {
+    // An Erlang process shares its node's one connection to each other node: cutting it alone
+    // would lose messages inside a connection, which TCP never does.
+    skip(i, to_string(f.target) + " does not model its own connection (Context::raw_network): cut its node with a partition");
+    return false;
+  }
+  record(i, {{kPid, p}});
+  sim_.cut_process(p);
+  s.cut = p;
+  if (f.duration > Duration::zero()) {
+    later(sim_.now() + f.duration, [this, i] {
+      end_window(i);
+      window_over(i);
+    });
+  }
+  return true;
+}
+
+void Injector::window_over(std::size_t i) {
+  if (faults_[i].mtbf && sim_.alive(states_[i].target)) arm(i);
 }
 
 bool Injector::inject(std::size_t i) {
@@ -447,6 +498,9 @@ bool Injector::inject(std::size_t i) {
     case Kind::heal:
       record(i, {});
       sim_.heal_all();
+      for (std::size_t j = 0; j < states_.size(); ++j) {
+        if (states_[j].cut) end_window(j);  // a cut connection heals too
+      }
       return true;
     case Kind::partition:
     case Kind::clog:
@@ -458,6 +512,10 @@ bool Injector::inject(std::size_t i) {
       return inject_stop_task(i);
     case Kind::degrade:
       return inject_degrade(i);
+    case Kind::suspend:
+      return inject_suspend(i);
+    case Kind::cut_connection:
+      return inject_cut(i);
     case Kind::clock: {
       std::string why;
       const Atom n = node(Atom(f.target.text), why);
@@ -493,6 +551,10 @@ void Injector::end_window(std::size_t i) {
   s.effects.clear();
   for (const auto& [a, b] : s.blocked) sim_.unblock(a, b);
   s.blocked.clear();
+  if (s.cut) {
+    sim_.heal_process(s.cut);
+    s.cut = Pid{};
+  }
 }
 
 std::vector<Injector::Tally> Injector::tallies() const {
@@ -529,7 +591,11 @@ void Injector::on_event(const TraceEvent& e) {
       if (e.kind == EventKind::exit && s.armed_up && e.pid == s.target) {
         disarm(i);
       } else if (f.target.by == Target::By::path) {
-        if (const Pid p = came_up(e, f.target.text)) {
+        // A suspend or a cut follows any process labelled with the path from its spawn: a
+        // worker's own processes (its connections) are reported by no supervisor.
+        const bool spawned = (f.kind == Kind::suspend || f.kind == Kind::cut_connection) && e.kind == EventKind::spawn &&
+                             e.label.name.text() == f.target.text;
+        if (const Pid p = spawned ? e.pid : came_up(e, f.target.text)) {
           s.target = p;
           arm(i);
         }

@@ -58,6 +58,7 @@ class Injector final : public TraceSink {
     std::vector<std::uint64_t> effects;  // link effects of an open window
     std::vector<std::pair<Atom, Atom>> blocked;  // paths a partition with a duration blocked
     Pid degraded;                // a degrade window open on this process
+    Pid cut;                     // a cut_connection window open on this process
     std::size_t injected = 0, skipped = 0;
   };
 
@@ -71,9 +72,17 @@ class Injector final : public TraceSink {
   bool inject_window(std::size_t i);   ///< partition and the network windows
   bool inject_stop_task(std::size_t i);
   bool inject_degrade(std::size_t i);
+  bool inject_suspend(std::size_t i);  ///< the target and what runs under its path on its node
+  bool inject_cut(std::size_t i);      ///< cut_connection
+  /// A window on a process target (suspend, cut_connection) ended: a stochastic fault re-arms
+  /// while its target lives (else when it comes up again).
+  void window_over(std::size_t i);
   void skip(std::size_t i, const std::string& why);
   void record(std::size_t i, std::vector<TraceField> extra);
   Pid resolve(const Target& t, std::string& why) const;
+  /// The process fault i aims at now, or none: the fault is then skipped, saying why (nothing
+  /// there, or `open`: its previous window, on that process, is still open).
+  Pid aim(std::size_t i, Pid open);
   std::vector<std::pair<Atom, Atom>> paths(const Fault& f) const;
   bool process_target(const Fault& f) const;
   bool node_target(const Fault& f) const;

@@ -42,6 +42,14 @@ std::vector<KindInfo> make_kinds() {
       {Kind::clock, "clock", Aim::node, {O::skew, O::drift}, {},
        "the node's wall clock is off by `skew` (signed: -2s) and its clock drifts `drift` (signed parts per million: "
        "500ppm) from now on: what its processes read as now and how long their timers last"},
+      {Kind::suspend, "suspend", Aim::process, {O::duration}, {O::duration},
+       "SIGSTOP of the target's OS process for `duration`, then SIGCONT: the target and every process under its "
+       "path on its node run nothing, while those that model the OS's sockets (pg::Conn) keep acknowledging and "
+       "answering probes; the node runs on"},
+      {Kind::cut_connection, "cut_connection", Aim::process, {O::duration}, {},
+       "drops every segment of one connection both ways (the target models its own transport: a pg::Conn, "
+       "`/c1/coordinator/conn`) for `duration` (until healed when absent), as a firewall rule on one socket; "
+       "the nodes keep their contact"},
   };
 }
 

@@ -241,6 +241,16 @@ class Validator {
     }
   }
 
+  /// `p` lies under a declared worker's path (`/c1/coordinator/conn`): a process that worker
+  /// spawns, labelled under it, which a fault may aim at; it is looked up when the fault fires.
+  bool spawned_by_worker(const std::string& p) const {
+    for (auto slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+      const auto it = paths_.find(p.substr(0, slash));
+      if (it != paths_.end()) return it->second.node->kind == TreeNode::Kind::worker;
+    }
+    return false;
+  }
+
   /// `p` must name something in a tree: a declared child, a service, or a dynamic child.
   const PathInfo* path(const std::string& p, Mark m, bool want_supervisor, const char* wanted = "a supervisor") {
     if (const auto it = paths_.find(p); it != paths_.end()) {
@@ -311,7 +321,7 @@ class Validator {
   void fault(const faults::Fault& f, Mark m) {
     switch (f.target.by) {
       case faults::Target::By::path:
-        path(f.target.text, m, false);
+        if (!spawned_by_worker(f.target.text)) path(f.target.text, m, false);
         break;
       case faults::Target::By::node:
         fault_node(f.target.text, m);

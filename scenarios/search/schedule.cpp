@@ -335,7 +335,7 @@ class RareTable {
 Atom kind_atom(EventKind k) {
   static const std::vector<Atom> atoms = [] {
     std::vector<Atom> a;
-    for (int i = 0; i <= static_cast<int>(EventKind::global_name); ++i) a.emplace_back(to_string(static_cast<EventKind>(i)));
+    for (int i = 0; i <= static_cast<int>(kLastEventKind); ++i) a.emplace_back(to_string(static_cast<EventKind>(i)));
     return a;
   }();
   const auto i = static_cast<std::size_t>(k);
