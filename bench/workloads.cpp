@@ -300,7 +300,15 @@ std::vector<double> isolated(const std::function<std::vector<double>()>& fn) {
   }
   if (child == 0) {
     close(fds[0]);
-    const std::vector<double> out = fn();
+    // Nothing may leave this branch but _exit: an exception unwinding out of it would carry the
+    // child on through the parent's code, and it would print a second report into the same
+    // stdout (a `bench --json` under load once ended in "Extra data" after its object).
+    std::vector<double> out;
+    try {
+      out = fn();
+    } catch (...) {
+      _exit(2);
+    }
     const std::size_t n = out.size();
     bool ok = write(fds[1], &n, sizeof n) == static_cast<ssize_t>(sizeof n);
     ok = ok && write(fds[1], out.data(), n * sizeof(double)) ==
