@@ -102,9 +102,11 @@ struct ChanOps {
   }
 
   /// A send that is ready: hand it to a waiting receiver, or buffer it.
-  void send_now(Chan c, Payload&& v) const {
+  void send_now(Chan c, Payload&& v, std::uint64_t* seq = nullptr) const {
     ChanState& s = k.chans[c.id];
     if (s.closed) panic("send on closed channel");
+    ++s.sent;
+    if (seq != nullptr) *seq = s.sent;
     if (auto [w, i] = first(s.recvq); w != nullptr) {
       w->cases[i].received = ChanRecv{std::move(v), true};
       transfer(s, self, w->p);
@@ -125,6 +127,7 @@ struct ChanOps {
       note(EventKind::chan_recv, self, s);
       if (auto [w, i] = first(s.sendq); w != nullptr) {
         s.buf.push_back(std::move(w->cases[i].value));
+        w->cases[i].seq = ++s.sent;
         note(EventKind::chan_send, w->p, s);
         complete(*w, i, self->pid, false);
       }
@@ -132,6 +135,7 @@ struct ChanOps {
     }
     if (auto [w, i] = first(s.sendq); w != nullptr) {
       ChanRecv out{std::move(w->cases[i].value), true};
+      w->cases[i].seq = ++s.sent;
       transfer(s, w->p, self);
       complete(*w, i, self->pid, false);
       return out;
@@ -162,7 +166,7 @@ struct ChanOps {
   /// Does case `i` (ready).
   void perform(std::span<SelectCase> cases, std::size_t i) const {
     SelectCase& c = cases[i];
-    if (c.is_send) send_now(c.chan, std::move(c.value));
+    if (c.is_send) send_now(c.chan, std::move(c.value), &c.seq);
     else c.received = recv_now(c.chan);
   }
 

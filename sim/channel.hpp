@@ -48,6 +48,9 @@ struct SelectCase {
   bool is_send = false;
   Payload value;     ///< a send's value (moved out when the send happens)
   ChanRecv received;  ///< a receive's result, when this case was chosen
+  /// A send's place among every value ever sent on the channel (1, 2, ...), once it happened: the
+  /// order receivers take them in (a channel is FIFO), whichever sender runs first afterwards.
+  std::uint64_t seq = 0;
 
   static SelectCase send(Chan c, Payload v) {
     SelectCase s;

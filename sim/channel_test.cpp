@@ -372,3 +372,31 @@ TEST_CASE("channel: a nil channel waits for ever - a select skips its case - clo
   CHECK(waits[0]->tag == Atom("nil"));
   CHECK(waits[0]->pid == waiter);
 }
+
+TEST_CASE("channel: a send's seq is its place among every value sent on the channel - the order a receiver takes them - whichever sender wakes first", "[channel]") {
+  Simulation sim;
+  Chan ch;
+  std::vector<std::pair<int, std::uint64_t>> sent;  // (sender, seq)
+  std::vector<int> taken;
+  sim.spawn([&](Context& ctx) {
+    ch = ctx.make_chan(1, Atom("c"));
+    for (int i = 0; i < 4; ++i) {
+      ctx.spawn([&, i](Context& c) {
+        c.sleep(Duration{kMillisecond.ns * (i + 1)});
+        SelectCase put[] = {SelectCase::send(ch, i)};
+        REQUIRE(c.select(put) == 0);
+        sent.emplace_back(i, put[0].seq);
+      });
+    }
+    ctx.sleep(10_ms);  // every sender is queued on the full channel (or in its buffer) by now
+    for (int i = 0; i < 4; ++i) taken.push_back(*ctx.chan_recv(ch).value.get<int>());
+  });
+  sim.run();
+  REQUIRE(sent.size() == 4);
+  REQUIRE(taken.size() == 4);
+  for (const auto& [who, seq] : sent) {
+    REQUIRE(seq >= 1);
+    REQUIRE(seq <= 4);
+    CHECK(taken[seq - 1] == who);  // the seq-th value taken is this sender's
+  }
+}

@@ -276,6 +276,7 @@ struct ChanState {
   bool closed = false;
   const char* ctx_err = nullptr;  // a context's done channel, closed: why (Go's ctx.Err() text)
   std::deque<Payload> buf;
+  std::uint64_t sent = 0;  // values ever sent on it (SelectCase::seq)
   std::deque<std::pair<ChanWaiter*, std::size_t>> sendq;  // a waiter and the index of its case
   std::deque<std::pair<ChanWaiter*, std::size_t>> recvq;
 };

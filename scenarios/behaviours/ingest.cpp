@@ -49,6 +49,7 @@ struct Shared {
   Chan collect_done;  // closed by CollectLoop when it returns (the wait group)
   Chan upload_done;   // closed by UploadLoop when it returns
   CancelContext ctx;
+  WaitGroup in_flight;  // net/http's handlers in flight (handlers mode)
 };
 
 std::vector<TraceField> batch_fields(const Batch& b, std::vector<TraceField> more = {}) {
@@ -67,27 +68,59 @@ Duration next_gap(Context& ctx, const ServerConfig& c) {
   return ctx.rng().exponential(Duration{kSecond.ns / rate});
 }
 
-/// Requests arrive; each event is put on EventCh (waiting at most ingress_wait, then 503 busy).
 /// The server looks for its stop when a request comes (the request in hand is the last it
-/// handles, as http.Server.Shutdown lets it finish); from then on every request gets 503:
-/// refused, not lost.
+/// handles, as http.Server.Shutdown lets it finish): true, and the request refused (503, not
+/// lost), from then on. On noticing it, with `wait_handlers`, it waits for the handlers in
+/// flight, then tells main (ingress_done).
+bool stopping(Context& ctx, const Shared& s, bool& stopped, bool wait_handlers) {
+  SelectCase stop[] = {SelectCase::recv(s.stop)};
+  if (!stopped && ctx.select(stop, Duration::zero()) == 0) {
+    stopped = true;
+    if (wait_handlers) ctx.wg_wait(s.in_flight);
+    ctx.chan_close(s.ingress_done);
+  }
+  if (stopped) ctx.emit(ev::kRefused, {{ev::kWhy, Atom("shutting_down")}});
+  return stopped;
+}
+
+/// Requests arrive; each event is put on EventCh (waiting at most ingress_wait, then 503 busy).
 void ingress(Context& ctx, const Shared& s) {
   std::int64_t accepted = 0;
   bool stopped = false;
   for (;;) {
     ctx.sleep(next_gap(ctx, s.c));
-    SelectCase stop[] = {SelectCase::recv(s.stop)};
-    if (!stopped && ctx.select(stop, Duration::zero()) == 0) {
-      stopped = true;
-      ctx.chan_close(s.ingress_done);
-    }
-    if (stopped) {
-      ctx.emit(ev::kRefused, {{ev::kWhy, Atom("shutting_down")}});
-    } else {
-      SelectCase put[] = {SelectCase::send(s.events, Event{accepted + 1})};
-      if (ctx.select(put, s.c.ingress_wait) == 0) ctx.emit(ev::kAccepted, {{ev::kId, ++accepted}});
-      else ctx.emit(ev::kRefused, {{ev::kWhy, Atom("busy")}});
-    }
+    if (stopping(ctx, s, stopped, false)) continue;
+    SelectCase put[] = {SelectCase::send(s.events, Event{accepted + 1})};
+    if (ctx.select(put, s.c.ingress_wait) == 0) ctx.emit(ev::kAccepted, {{ev::kId, ++accepted}});
+    else ctx.emit(ev::kRefused, {{ev::kWhy, Atom("busy")}});
+  }
+}
+
+/// One request's handler goroutine (net/http): the event goes on EventCh within ingress_wait,
+/// or 503. Its id is its place on EventCh, so ids are in the order CollectLoop takes them, whichever
+/// handler wakes first. A send on EventCh closed meanwhile panics here: net/http recovers it,
+/// and nothing else goes down.
+void handler(Context& ctx, const Shared& s) {
+  SelectCase put[] = {SelectCase::send(s.events, Event{0})};
+  if (ctx.select(put, s.c.ingress_wait) == 0) ctx.emit(ev::kAccepted, {{ev::kId, static_cast<std::int64_t>(put[0].seq)}});
+  else ctx.emit(ev::kRefused, {{ev::kWhy, Atom("busy")}});
+  ctx.wg_done(s.in_flight);
+}
+
+/// net/http's accept loop: a handler goroutine a request. On stop it accepts no more and, as
+/// http.Server.Shutdown does, waits for the handlers in flight (unless `wait_handlers` is off).
+void http_server(Context& ctx, const std::shared_ptr<Shared>& shared) {
+  const Shared& s = *shared;
+  const std::string me(ctx.label().name.text());
+  const Label handler_label{Atom(me.substr(0, me.rfind('/')) + "/handler"), 1};
+  bool stopped = false;
+  for (;;) {
+    ctx.sleep(next_gap(ctx, s.c));
+    if (stopping(ctx, s, stopped, s.c.wait_handlers)) continue;
+    ctx.wg_add(s.in_flight, 1);
+    SpawnOptions o;
+    o.label = handler_label;
+    ctx.spawn([shared](Context& c) { handler(c, *shared); }, o);  // each holds the shared state
   }
 }
 
@@ -108,7 +141,11 @@ class Collector {
         return ctx_.chan_close(s_.collect_done);
       }
       if (r == 1) {
-        const std::int64_t id = cs[1].received.value.get<Event>()->id;
+        // The ingress goroutine numbers its events; a handler's is its place on EventCh, which
+        // is the order they arrive here.
+        ++received_;
+        const std::int64_t sent = cs[1].received.value.get<Event>()->id;
+        const std::int64_t id = sent != 0 ? sent : received_;
         open_.push_back(id);
         ctx_.emit(ev::kCollected, {{ev::kId, id}, {ev::kBatch, batches_ + 1}});
         // Buggify: a batch flushed short of its size (a size limit hit early, a flush on a signal).
@@ -153,6 +190,7 @@ class Collector {
   Time next_flush_;
   std::vector<std::int64_t> open_;
   std::int64_t batches_ = 0;
+  std::int64_t received_ = 0;
 };
 
 // ---- UploadLoop -----------------------------------------------------------------------------
@@ -265,17 +303,22 @@ class Server final : public Behaviour {
     s.collect_done = ctx.make_chan(0, Atom("collect_done"));
     s.upload_done = ctx.make_chan(0, Atom("upload_done"));
     s.ctx = ctx.make_context(Atom("ctx.Done"));
+    if (s.c.handlers) s.in_flight = ctx.make_waitgroup(Atom("handlers"));
     // Goroutines: linked, so that a panic in one ends the program, as in Go. Each holds the
     // shared state, which outlives whichever of them ends last.
     const std::string me(ctx.label().name.text());
-    const auto go = [&](const char* name, void (*body)(Context&, const Shared&)) {
+    const auto go = [&](const char* name, auto body) {
       SpawnOptions o;
       o.label = Label{Atom(me + "/" + name), 1};
-      ctx.spawn_link([shared = s_, body](Context& c) { body(c, *shared); }, o);
+      ctx.spawn_link([shared = s_, body](Context& c) { body(c, shared); }, o);
     };
-    go("ingress", ingress);
-    go("collect", [](Context& c, const Shared& sh) { Collector(c, sh).run(); });
-    go("upload", upload_loop);
+    const auto plain = [](void (*body)(Context&, const Shared&)) {
+      return [body](Context& c, const std::shared_ptr<Shared>& sh) { body(c, *sh); };
+    };
+    if (s.c.handlers) go("ingress", http_server);
+    else go("ingress", plain(ingress));
+    go("collect", plain([](Context& c, const Shared& sh) { Collector(c, sh).run(); }));
+    go("upload", plain(upload_loop));
     ctx.send(ctx.self(), kRun);
     return InitResult::ok();
   }
@@ -419,6 +462,9 @@ BehaviourFactory build_server(Args& a) {
   c.batch_every = a.positive("batch_every");
   c.event_bytes = count(a, "event_bytes", 1);
   c.ingress_wait = a.duration("ingress_wait");
+  c.handlers = a.flag("handlers");
+  c.wait_handlers = a.flag("wait_handlers");
+  if (a.given("wait_handlers") && !c.handlers) a.invalid("wait_handlers", "is for `handlers: true` (net/http's handler goroutines)");
   c.upload_timeout = a.positive("upload_timeout");
   c.gzip_per_mb = a.duration("gzip_per_mb");
   c.s3 = a.atom("s3");
@@ -464,6 +510,8 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        {"batch_every", "duration", "1s", "or this long after its last flush"},
        {"event_bytes", "int", "200", "an event's size in bytes"},
        {"ingress_wait", "duration", "100ms", "a request waits this long for room in EventCh, then gets 503"},
+       {"handlers", "bool", "false", "net/http: a handler goroutine a request (a panic in one is recovered: nothing else goes down)"},
+       {"wait_handlers", "bool", "true", "with handlers: on SIGTERM the HTTP server waits for the handlers in flight before main closes EventCh (http.Server.Shutdown)"},
        {"upload_timeout", "duration", "10s", "a put to S3 fails after this long"},
        {"gzip_per_mb", "duration", "40ms", "writing a batch to the DLQ takes this long per MB"},
        refers_to({"s3", "string", "S3", "S3's registered name"}),

@@ -15,6 +15,9 @@
 //     cancel_first        cancel(); close(EventCh); close(UploadCh); wait (seed §4.1).
 //     close_upload_first  close(UploadCh); close(EventCh); wait; cancel() (seed §4.2: CollectLoop
 //                         panics, "send on closed channel").
+//   With `handlers`, ingress is net/http's: a goroutine a request, each blocked on EventCh
+//   at most ingress_wait; on SIGTERM the server stops accepting and (with `wait_handlers`)
+//   waits for the handlers in flight, as http.Server.Shutdown does, before main closes EventCh.
 // - `ingest.s3`: a store on its own node; each put takes a latency drawn from a distribution and
 //   fails with a probability; degrade modes `slow` and `errors`.
 // - `ingest.disk`: the DLQ, a disk of a capacity; a batch is written as a gzip file whose write
@@ -46,6 +49,14 @@ struct ServerConfig {
   Duration batch_every = kSecond;      ///< ...or this long after the last flush
   std::int64_t event_bytes = 200;      ///< an event's size (a batch's size is the sum)
   Duration ingress_wait = kMillisecond * 100;  ///< a request waits this long for room, then 503
+  /// net/http: each request runs in a handler goroutine of its own (unlinked: the server
+  /// recovers a handler's panic, which takes nothing else down), and the event's id is its place
+  /// on EventCh. Off: one ingress goroutine takes the requests one at a time.
+  bool handlers = false;
+  /// With handlers: http.Server.Shutdown waits for the handlers in flight before main goes on to
+  /// close(EventCh). Off: it does not (a Shutdown whose context ran out, or srv.Close()): a
+  /// handler still blocked on a full EventCh panics, "send on closed channel".
+  bool wait_handlers = true;
   Duration upload_timeout = kSecond * 10;      ///< a put to S3
   Duration gzip_per_mb = kMillisecond * 40;    ///< DLQ: gzip time per MB of batch
   Atom s3{"S3"};

@@ -48,6 +48,19 @@ TEST_CASE("ingest: in the correct order every accepted event is uploaded - reque
   CHECK(c.ended == "exited");
 }
 
+TEST_CASE("ingest: net/http handlers - each event numbered by its place on EventCh - in the correct order every accepted one is uploaded", "[ingest][handlers]") {
+  // Backpressure: batches of 20 into an UploadCh of 1, each put 300 ms or more, so handlers wait
+  // on the full EventCh and wake in whatever order; their ids still add up, batch by batch.
+  const auto c = run_file(file("handlers: true, ingress_wait: 5s, rate: 50, batch_size: 20, event_ch: 5, upload_ch: 1",
+                               "latency_min: 300ms, latency: 400ms", "", "30s"));
+  INFO(properties::describe(c));
+  CHECK(c.ok());
+  CHECK(c.accepted > 200);
+  CHECK(c.uploaded == c.accepted);
+  CHECK(c.lost.empty());
+  CHECK(c.ended == "exited");
+}
+
 TEST_CASE("ingest: a SIGKILL in the middle of a DLQ write leaves the file cut short - its batch is lost there", "[ingest]") {
   // Every put fails, so each batch goes to the DLQ; gzip takes 5 s per MB and a batch is 1 MB:
   // the SIGKILL 1 s after SIGTERM finds a write in progress.

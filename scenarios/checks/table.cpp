@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <fmt/format.h>
 
 #include "properties/availability.hpp"
@@ -434,6 +435,47 @@ CheckJudge drained(Args& a) {
   };
 }
 
+/// `no_panic`: no process (under `under`) ended with an uncaught error that no fault injected:
+/// Go's panic ("send on closed channel"), a raised exception. A panic that took nothing else down
+/// fails it too (net/http recovers a handler's). Kind: the panic's text; role: the path.
+CheckJudge no_panic(Args& a) {
+  const std::string under = a.given("under") ? a.path("under") : std::string();
+  return [under](const CheckInput& in) {
+    std::set<std::uint64_t> injected;  // pids a crash or exit fault hit
+    std::map<std::string, std::size_t> texts;  // each panic's text, how often
+    std::size_t n = 0;
+    std::optional<Witness> first;
+    std::string kind;
+    std::vector<std::string> roles;
+    for (const TraceEvent& e : *in.events) {
+      if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected) {
+        if (const Pid* p = e.field<Pid>(keys::kPid)) injected.insert(p->id);
+        continue;
+      }
+      if (e.kind != EventKind::exit || e.reason.kind != ReasonKind::error || injected.count(e.pid.id) != 0) continue;
+      const std::string path(e.label.name.text());
+      if (!under.empty() && path != under && !path.starts_with(under + "/")) continue;
+      const std::string text(e.reason.detail.text());
+      ++n;
+      ++texts[text];
+      if (!first) {
+        const std::string who = path.empty() ? fmt::format("pid {}", e.pid.id) : path;
+        first = witness_at(e, {who}, fmt::format("{} panicked: {}", who, text));
+        kind = text;
+        roles = {who};
+      }
+    }
+    const std::string where = under.empty() ? "" : " under " + under;
+    if (n == 0) return tagged(Verdict{true, "no process" + where + " panicked"}, "", {});
+    std::vector<std::string> parts;
+    for (const auto& [text, count] : texts) parts.push_back(fmt::format("{} x {}", count, text));
+    return tagged(Verdict{false, fmt::format("{} process{}{} panicked: {}; the first: {}", n, n == 1 ? "" : "es", where,
+                                             join(parts, 5), first->why),
+                          first},
+                  kind, roles);
+  };
+}
+
 CheckJudge restarts(Args& a) {
   const std::string of = a.path("of");
   std::optional<std::int64_t> max;
@@ -509,6 +551,11 @@ std::vector<CheckInfo> builtin_checks() {
                                    "within `within` when given, never killed",
                         {{"within", "duration", "", "at most this long after SIGTERM", true}},
                         drained});
+  r.push_back(CheckInfo{"no_panic",
+                        "no process ended with an uncaught error that no fault injected (Go's panic, a raised "
+                        "exception), also one that took nothing else down (net/http recovers a handler's panic)",
+                        {{"under", "path", "", "only processes at this path or under it", true}},
+                        no_panic});
   r.push_back(CheckInfo{"restarts", "the process at `of` was restarted exactly `count` or at most `max` times",
                   {kOf, {"max", "int", "", "at most this many restarts", true},
                    {"count", "int", "", "exactly this many restarts", true}},

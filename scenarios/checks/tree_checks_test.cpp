@@ -321,3 +321,25 @@ TEST_CASE("rule: no_escalation names the script step that took a root down - not
   CHECK(c.kind == "root_gone");
   CHECK(c.detail.find("/root is gone: it ended normal after the script's step `stop: /root` at 1s, not by giving up") != std::string::npos);
 }
+
+TEST_CASE("no_panic: a crash no fault injected fails it, named with its text and path - an injected one does not - `under` narrows it", "[checks][no_panic]") {
+  const auto file = [](const std::string& faults, const std::string& check) {
+    return "scenario: t\nduration: 5s\ntree:\n  root: {strategy: one_for_one, intensity: 10, period: 5s}\n  children:\n"
+           "    - {id: boom, behaviour: crash_after, args: {after: 1s, reason: {error: boom}}, restart: temporary}\n"
+           "    - {id: calm, behaviour: idle}\n" +
+           faults + "checks:\n  - " + check + "\n";
+  };
+  const RunResult own = run_text(file("", "no_panic"));
+  const CheckResult& v = check_named(own, "no_panic");
+  INFO(v.detail);
+  CHECK_FALSE(v.passed);
+  CHECK(v.detail == "1 process panicked: 1 x boom; the first: /root/boom panicked: boom");
+  CHECK(v.kind == "boom");
+  CHECK(v.roles == std::vector<std::string>{"/root/boom"});
+  // Only the process under `under` counts.
+  CHECK(check_named(run_text(file("", "{no_panic: {under: /root/calm}}")), "no_panic(/root/calm)").passed);
+  // A crash the harness injected is not the system's panic.
+  const RunResult injected = run_text(file("faults:\n  - {at: 500ms, crash: /root/calm}\n", "{no_panic: {under: /root/calm}}"));
+  CHECK(check_named(injected, "no_panic(/root/calm)").passed);
+  CHECK(check_named(injected, "no_panic(/root/calm)").detail == "no process under /root/calm panicked");
+}

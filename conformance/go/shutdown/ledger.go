@@ -35,18 +35,21 @@ var placeNames = map[place]string{
 
 // Outcome is how one trial ended.
 type Outcome struct {
-	Accepted  int
-	Lost      int
-	LostAt    map[string]bool // "place why": where events were lost, and why (cancelled, panic, exited)
-	PanicLoop string          // the goroutine whose panic ended the program; "" when main returned
-	PanicText string
-	Drain     float64 // simulated seconds from SIGTERM to the end
-	PutSum    float64 // simulated seconds over all completed puts
-	Puts      int
+	Accepted      int
+	Lost          int
+	LostAt        map[string]bool // "place why": where events were lost, and why (cancelled, panic, exited)
+	PanicLoop     string          // the goroutine whose panic ended the program; "" when main returned
+	PanicText     string
+	HandlerPanics int     // handlers whose panic net/http recovered (the program went on)
+	HandlerText   string  // the first one's text
+	Drain         float64 // simulated seconds from SIGTERM to the end
+	PutSum        float64 // simulated seconds over all completed puts
+	Puts          int
 }
 
 type Ledger struct {
 	mu      sync.Mutex
+	accepts int            // handlers' events accepted so far (acceptedNext)
 	where   []place        // by event id (1, 2, ...)
 	dropped map[int]string // event id -> the place it was dropped from (cancelled)
 	dead    bool
@@ -62,6 +65,31 @@ func newLedger(cfg *Config) *Ledger {
 
 func (l *Ledger) accepted(id int) {
 	l.move(id, id, inEventCh)
+}
+
+// acceptedNext: a handler's send went through. The k-th send on EventCh is the k-th event
+// CollectLoop takes (a channel is FIFO), so the k-th call accepts id k, whichever handler makes
+// it first; a place only moves forward, so coming after CollectLoop's own move changes nothing.
+func (l *Ledger) acceptedNext() {
+	l.mu.Lock()
+	l.accepts++
+	id := l.accepts
+	l.mu.Unlock()
+	l.accepted(id)
+}
+
+// handlerPanicked: a handler's panic, recovered by net/http: counted, and the program goes on.
+func (l *Ledger) handlerPanicked(r interface{}) {
+	text := panicText(r)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dead {
+		return
+	}
+	if l.out.HandlerPanics == 0 {
+		l.out.HandlerText = text
+	}
+	l.out.HandlerPanics++
 }
 
 // move puts events first..last at p, unless they are already further on.
@@ -107,10 +135,7 @@ func (l *Ledger) sigterm() {
 
 // panicked records a goroutine's panic; the first one ends the program.
 func (l *Ledger) panicked(name string, r interface{}) {
-	text := fmt.Sprint(r)
-	if e, ok := r.(runtime.Error); ok {
-		text = e.Error()
-	}
+	text := panicText(r)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.dead {
@@ -155,4 +180,12 @@ func (l *Ledger) outcome() Outcome {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.out
+}
+
+// panicText: what recover() returned, as Go prints it ("send on closed channel").
+func panicText(r interface{}) string {
+	if e, ok := r.(runtime.Error); ok {
+		return e.Error()
+	}
+	return fmt.Sprint(r)
 }

@@ -1,8 +1,9 @@
 // Seed 004's three shutdown orders on real goroutines (docs/conformance-go.md, "The shutdown
 // orders"): the ingest server of server.go, with the arguments of the scenario files
 // (scenarios/catalog/graceful_shutdown.yaml, scenarios/bugs/shutdown_cancel_first.yaml,
-// scenarios/bugs/shutdown_close_upload_first.yaml), runs many trials of each order with time
-// scaled down, and prints per order how many trials lost events and how many panicked, in which
+// scenarios/bugs/shutdown_close_upload_first.yaml), and net/http's handler goroutines not
+// waited for and waited for (scenarios/bugs/shutdown_handlers_not_drained.yaml and its fix:
+// handlersConfig), runs many trials of each order with time scaled down, and prints per order how many trials lost events and how many panicked, in which
 // goroutine and with which text. Run: go run . [-trials N] (in this folder);
 // conformance/go/go-live.sh runs it and checks the outcomes the recording shutdown.expected
 // shows. The counts vary from run to run (the Go scheduler, the timers); what must hold is
@@ -57,6 +58,17 @@ func fileConfig(scale time.Duration, sigterm float64) *Config {
 	}
 }
 
+// handlersConfig: scenarios/bugs/shutdown_handlers_not_drained.yaml's arguments (net/http's
+// handlers under backpressure: a small EventCh, one slot in UploadCh, a slow S3, SIGTERM at 21 s
+// inside a burst, each request waiting up to 10 s).
+func handlersConfig(scale time.Duration) *Config {
+	return &Config{
+		Scale: scale, Rate: 20, BurstRate: 80, BurstEvery: 20, BurstFor: 2,
+		EventCh: 20, UploadCh: 1, BatchSize: 50, BatchEvery: 1, IngressWait: 10, EventBytes: 200,
+		LatencyMin: 0.5, LatencyMean: 1.0, MBPerS: 100, NetworkOneWay: 0.002, Sigterm: 21,
+	}
+}
+
 func (c *Config) real(simSeconds float64) time.Duration {
 	return time.Duration(simSeconds * float64(c.Scale))
 }
@@ -105,6 +117,9 @@ func (t *tally) add(o Outcome) {
 	if o.PanicLoop != "" {
 		t.panicked++
 		t.panics[fmt.Sprintf("%s %q", o.PanicLoop, o.PanicText)]++
+	} else if o.HandlerPanics > 0 { // recovered by net/http: the trial went on
+		t.panicked++
+		t.panics[fmt.Sprintf("handler %q", o.HandlerText)]++
 	}
 	for w := range o.LostAt {
 		t.where[w]++
@@ -134,7 +149,7 @@ func percentile(xs []float64, p float64) float64 {
 
 // run: every trial, the orders interleaved (trial i runs order i mod 3, with seed base+i) so
 // that whatever else loads the machine falls on the three alike; `parallel` trials at a time.
-func run(cfg *Config, trials, parallel int, base int64) []*tally {
+func run(cfg, handlers *Config, trials, parallel int, base int64) []*tally {
 	out := make([]*tally, len(orderNames))
 	for i := range out {
 		out[i] = &tally{panics: map[string]int{}, where: map[string]int{}}
@@ -147,7 +162,12 @@ func run(cfg *Config, trials, parallel int, base int64) []*tally {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				m := newManager(cfg, Order(i%len(orderNames)), base+int64(i))
+				order := Order(i % len(orderNames))
+				c := cfg
+				if order == handlersNoWait || order == handlersWait {
+					c = handlers
+				}
+				m := newManager(c, order, base+int64(i))
 				m.main()
 				o := m.ledger.outcome()
 				mu.Lock()
@@ -168,6 +188,7 @@ func report(cfg *Config, out []*tally, trials, parallel int) {
 	fmt.Printf("# seed 004's shutdown orders on real goroutines (conformance/go/shutdown, docs/conformance-go.md)\n")
 	fmt.Printf("# %s %s/%s, GOMAXPROCS %d: %d trials per order, 1 simulated s = %v, SIGTERM at %g s, %d trials at a time\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), trials, cfg.Scale, cfg.Sigterm, parallel)
+	fmt.Printf("# handlers_*: net/http's handlers with scenarios/bugs/shutdown_handlers_not_drained.yaml's arguments, SIGTERM at 21 s; panicked: trials in which a handler panicked (recovered)\n")
 	for o, t := range out {
 		fmt.Printf("order %s trials %d lost %d panicked %d\n", orderNames[o], t.trials, t.lost, t.panicked)
 	}
@@ -185,14 +206,17 @@ func report(cfg *Config, out []*tally, trials, parallel int) {
 	puts, accepted := 0, 0
 	drains := []string{}
 	for o, t := range out {
+		drains = append(drains, fmt.Sprintf("%s %.3f / %.3f", orderNames[o], percentile(t.drains, 0.5), percentile(t.drains, 0.9)))
+		if Order(o) >= handlersNoWait {
+			continue // their own arguments (handlersConfig)
+		}
 		putSum += t.putSum
 		puts += t.puts
 		accepted += t.accepted
-		drains = append(drains, fmt.Sprintf("%s %.3f / %.3f", orderNames[o], percentile(t.drains, 0.5), percentile(t.drains, 0.9)))
 	}
 	model := cfg.LatencyMean + 2*cfg.NetworkOneWay + float64(cfg.BatchSize)*cfg.EventBytes/(cfg.MBPerS*1024*1024)
 	fmt.Printf("# measured: an S3 put took %.0f simulated ms on average (the model's mean: %.0f ms for a full batch); %.0f events accepted a trial\n",
-		1000*putSum/math.Max(1, float64(puts)), 1000*model, float64(accepted)/float64(trials*len(out)))
+		1000*putSum/math.Max(1, float64(puts)), 1000*model, float64(accepted)/float64(trials*int(handlersNoWait)))
 	fmt.Printf("# drain (SIGTERM to the end, simulated s) p50 / p90: %s\n", strings.Join(drains, ", "))
 }
 
@@ -208,7 +232,7 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := fileConfig(*scale, *sigterm)
-	out := run(cfg, *trials, *parallel, *seed)
+	out := run(cfg, handlersConfig(*scale), *trials, *parallel, *seed)
 	report(cfg, out, *trials, *parallel)
 	// Every trial's goroutines end with it (the puts left after a panic finish their sleep).
 	time.Sleep(cfg.real(1))

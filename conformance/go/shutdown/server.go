@@ -19,9 +19,12 @@ const (
 	correct          Order = iota // close(EventCh); wait; cancel() (seed §3)
 	cancelFirst                   // cancel(); close(EventCh); close(UploadCh); wait (seed §4.1)
 	closeUploadFirst              // close(UploadCh); close(EventCh); wait; cancel() (seed §4.2)
+	// net/http's ingress (a handler goroutine a request; handlersConfig), the correct order:
+	handlersNoWait // the HTTP server does not wait for its handlers in flight before Shutdown()
+	handlersWait   // it does, as http.Server.Shutdown does
 )
 
-var orderNames = []string{"correct", "cancel_first", "close_upload_first"}
+var orderNames = []string{"correct", "cancel_first", "close_upload_first", "handlers_no_wait", "handlers_wait"}
 
 type Event struct{ ID int }
 
@@ -36,11 +39,13 @@ type Manager struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
-	stop     chan struct{} // closed by main: the HTTP server stops accepting
-	stopped  chan struct{} // closed by the ingress once it has stopped
-	ledger   *Ledger       // where each event is (ledger.go); not part of the server
-	arrivals *Rand         // the ingress's request times
-	s3       *Rand         // S3's latencies (UploadLoop's goroutine only)
+	inFlight sync.WaitGroup // net/http's handlers in flight (the handlers orders)
+	received int            // CollectLoop's count of events taken: a handler's event's id
+	stop     chan struct{}  // closed by main: the HTTP server stops accepting
+	stopped  chan struct{}  // closed by the ingress once it has stopped
+	ledger   *Ledger        // where each event is (ledger.go); not part of the server
+	arrivals *Rand          // the ingress's request times
+	s3       *Rand          // S3's latencies (UploadLoop's goroutine only)
 	start    time.Time
 }
 
@@ -68,6 +73,10 @@ func newManager(cfg *Config, order Order, seed int64) *Manager {
 // (the request in hand is the last, as http.Server.Shutdown lets it finish): the simulator's
 // ingress does the same.
 func (m *Manager) ingress() {
+	if m.order == handlersNoWait || m.order == handlersWait {
+		m.httpServer()
+		return
+	}
 	next := m.start
 	accepted := 0
 	for {
@@ -87,6 +96,47 @@ func (m *Manager) ingress() {
 		case <-wait.C: // 503 busy: refused, not lost
 		}
 		wait.Stop()
+	}
+}
+
+// httpServer: net/http's accept loop, a handler goroutine a request at the same arrival times.
+// On its stop it accepts no more and, in handlersWait, waits for the handlers in flight (as
+// http.Server.Shutdown does) before main goes on to Shutdown(), which closes EventCh.
+func (m *Manager) httpServer() {
+	next := m.start
+	for {
+		next = next.Add(m.cfg.real(m.arrivals.gap(m.cfg, m.cfg.simSince(m.start, next))))
+		time.Sleep(time.Until(next))
+		select {
+		case <-m.stop:
+			if m.order == handlersWait {
+				m.inFlight.Wait()
+			}
+			close(m.stopped)
+			return
+		default:
+		}
+		m.inFlight.Add(1)
+		go m.handler()
+	}
+}
+
+// handler: one request. Its event waits at most IngressWait for room in EventCh, then 503. A
+// send on EventCh closed meanwhile panics; net/http recovers it (the ledger counts it), and
+// nothing else goes down. The event's id is its place on EventCh, which CollectLoop numbers.
+func (m *Manager) handler() {
+	defer m.inFlight.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			m.ledger.handlerPanicked(r)
+		}
+	}()
+	wait := time.NewTimer(m.cfg.real(m.cfg.IngressWait))
+	defer wait.Stop()
+	select {
+	case m.EventCh <- Event{}:
+		m.ledger.acceptedNext()
+	case <-wait.C: // 503 busy
 	}
 }
 
@@ -136,6 +186,10 @@ func (m *Manager) CollectLoop() {
 					close(m.UploadCh) // panics when main closed it: "close of closed channel"
 				}
 				return
+			}
+			m.received++
+			if e.ID == 0 { // a handler's: its place on EventCh
+				e.ID = m.received
 			}
 			open = append(open, e.ID)
 			m.ledger.move(e.ID, e.ID, inOpenBatch)
@@ -209,7 +263,7 @@ func (m *Manager) wait() {
 // Shutdown is Manager.Shutdown() in the order chosen, after the HTTP server stopped accepting.
 func (m *Manager) Shutdown() {
 	switch m.order {
-	case correct:
+	case correct, handlersNoWait, handlersWait:
 		close(m.EventCh)
 		m.wait()
 		m.cancel()
