@@ -33,7 +33,7 @@ pg::Query write_query(const State& st, Atom table, Atom loop) {
   pg::Query q;
   q.op = pg::Query::Op::write;
   q.lock = st.c.lock_id;
-  q.token = st.c.variant == Variant::fenced ? st.token : 0;
+  q.token = fences_writes(st.c.variant) ? st.token : 0;
   q.table = table;
   q.loop = loop;
   return q;
@@ -57,7 +57,7 @@ pg::Result recorded_write(Context& ctx, pg::Conn& conn, const State& st, Atom ta
 /// Whether this node may still act, checked at the top of each tick (fenced and lease only: the
 /// seed's loops check `is_leader` alone).
 bool still_leading(Context& ctx, State& st) {
-  if (st.c.variant == Variant::fenced) {
+  if (checks_lock(st.c.variant)) {
     pg::Query ping;
     return st.lock_conn && st.lock_conn->query(ctx, ping, st.c.heartbeat_timeout).ok();
   }
@@ -159,7 +159,7 @@ class Coordinator final : public Behaviour {
     State& st = *st_;
     if (!st.lock_conn) st.lock_conn = pg::Conn::connect(ctx, st.c.db, st.c.query_timeout);
     if (!st.lock_conn) return false;  // "Lock acquisition failed"
-    if (st.c.variant == Variant::fenced && st.sweep_node) {
+    if (fenced_family(st.c.variant) && st.sweep_node) {
       // A session this node gave up, or its previous incarnation left, may still hold the lock
       // (its close was lost on a cut, or it died while cut off): end them first, or nobody leads
       // until the server's keepalive ends them. SELECT pg_terminate_backend(pid) FROM
@@ -236,6 +236,8 @@ const char* variant_name(Variant v) {
     case Variant::naive: return "naive";
     case Variant::fenced: return "fenced";
     case Variant::lease: return "lease";
+    case Variant::check_only: return "check_only";
+    case Variant::fence_only: return "fence_only";
   }
   return "?";
 }
@@ -244,6 +246,8 @@ bool parse_variant(std::string_view text, Variant& out) {
   if (text == "naive") out = Variant::naive;
   else if (text == "fenced") out = Variant::fenced;
   else if (text == "lease") out = Variant::lease;
+  else if (text == "check_only") out = Variant::check_only;
+  else if (text == "fence_only") out = Variant::fence_only;
   else return false;
   return true;
 }
@@ -293,11 +297,13 @@ std::vector<BehaviourInfo> leader_behaviours() {
       "leader.coordinator",
       "seed 001's Coordinator: leader by a PostgreSQL advisory lock (naive: the seed's code; fenced: a lock heartbeat and "
       "a fencing token) or a lease; as leader it runs four periodic loops that write to the database",
-      {{"variant", "naive|fenced|lease", "naive", "naive (the seed's code), fenced or lease"},
+      {{"variant", "naive|fenced|lease|check_only|fence_only", "naive",
+        "naive (the seed's code), fenced (a lock check before each tick and a fencing token on each write), lease, "
+        "check_only or fence_only (fenced with one of its two defences)"},
        {"lock_id", "int", "12345", "the advisory lock's id (COORDINATOR_LOCK_ID), a bigint", false, true},
        {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
        {"query_timeout", "duration", "10s", "the driver's command timeout"},
-       {"heartbeat_timeout", "duration", "2s", "fenced: the lock session's check before each tick"},
+       {"heartbeat_timeout", "duration", "2s", "fenced, check_only: the lock session's check before each tick"},
        {"lease_ttl", "duration", "15s", "lease: how long a lease lasts (renewed every renew_at of it)"},
        {"renew_at", "ratio", "1/3", "lease: the share of lease_ttl after which the leader renews (1: as it runs out)"},
        {"health_every", "duration", "30s", "HealthMonitor's period"},

@@ -17,6 +17,9 @@
 //   (pg_terminate_backend): a lock session whose close was lost on a cut, or that a crashed
 //   incarnation left, would otherwise hold the lock until the server's keepalive ended it
 //   (2 h 11 m with Linux's defaults).
+// - check_only / fence_only: fenced with one of its two defences: the lock check before each
+//   tick without a token on the writes, or the token on the writes without the check (issue 33:
+//   the fence never refused a write in 600 fenced runs; alone it must).
 // - lease: leadership is a time lease in the database (granted for `lease_ttl` on the database's
 //   clock, renewed every `renew_at` of it: a third by default); a leader acts while its own wall clock says the lease
 //   runs. No fencing: a skewed or paused node breaks it.
@@ -32,7 +35,14 @@
 
 namespace lic::scenarios::leader {
 
-enum class Variant : std::uint8_t { naive, fenced, lease };
+enum class Variant : std::uint8_t { naive, fenced, lease, check_only, fence_only };
+
+/// The fenced family's two defences, each alone in a variant of its own so that each is measured
+/// alone: the lock check before each tick (fenced, check_only) and the fencing token on each write
+/// (fenced, fence_only). All three sweep the node's leftover sessions before competing.
+inline bool checks_lock(Variant v) { return v == Variant::fenced || v == Variant::check_only; }
+inline bool fences_writes(Variant v) { return v == Variant::fenced || v == Variant::fence_only; }
+inline bool fenced_family(Variant v) { return checks_lock(v) || fences_writes(v); }
 
 struct CoordinatorConfig {
   Variant variant = Variant::naive;

@@ -254,6 +254,61 @@ TEST_CASE("pg: a fenced write is refused with a stale token or while the lock is
   CHECK(*field<std::int64_t>(*writes[1], "token") == 0);
 }
 
+TEST_CASE("pg: fence rules - at_least lets a stale token through until a higher one is written, off never refuses - epoch new_node keeps a node's token", "[leader][pg][fence]") {
+  // c1 takes the lock (token 1), lets it go; c2 takes it (token 2); c1 writes with its old token
+  // before and after c2's first write; then c2 lets go and takes it again.
+  const auto run = [](pg::ServerConfig cfg) {
+    World w(cfg);
+    struct Got {
+      pg::Result stale_before, stale_after;
+      std::int64_t b_first = 0, b_again = 0;
+    } g;
+    w.client(kC1, [&g](Context& ctx) {
+      const auto c = connect(ctx);
+      if (!c) return;
+      const pg::Result l = c->query(ctx, kTryLock, 1_s);
+      c->query(ctx, kUnlock, 1_s);
+      ctx.sleep(1_s);  // c2 has the lock, and has not written yet
+      g.stale_before = c->query(ctx, write_with(l.token), 1_s);
+      ctx.sleep(1_s);  // c2 has written with its token
+      g.stale_after = c->query(ctx, write_with(l.token), 1_s);
+    });
+    w.client(kC2, [&g](Context& ctx) {
+      ctx.sleep(500_ms);
+      const auto c = connect(ctx);
+      if (!c) return;
+      g.b_first = c->query(ctx, kTryLock, 1_s).token;
+      ctx.sleep(1_s);
+      c->query(ctx, write_with(g.b_first), 1_s);
+      ctx.sleep(1_s);
+      c->query(ctx, kUnlock, 1_s);
+      g.b_again = c->query(ctx, kTryLock, 1_s).token;
+    });
+    w.run_to(5_s);
+    return g;
+  };
+  pg::ServerConfig cfg = keepalive_60_10_3();
+  const auto strict = run(cfg);
+  CHECK(strict.stale_before.status == pg::Result::Status::refused);
+  CHECK(strict.stale_after.status == pg::Result::Status::refused);
+  CHECK(strict.b_first == 2);
+  CHECK(strict.b_again == 3);  // every acquisition takes the next token
+  cfg.fence = pg::ServerConfig::Fence::at_least;
+  const auto at_least = run(cfg);
+  CHECK((at_least.stale_before.ok() && at_least.stale_before.value));  // no write with token 2 yet
+  CHECK(at_least.stale_after.status == pg::Result::Status::refused);
+  CHECK(at_least.stale_after.error == "stale_token");
+  cfg.fence = pg::ServerConfig::Fence::off;
+  const auto off = run(cfg);
+  CHECK(off.stale_before.ok());
+  CHECK(off.stale_after.ok());
+  cfg.fence = pg::ServerConfig::Fence::strict;
+  cfg.epoch_every_acquisition = false;
+  const auto new_node = run(cfg);
+  CHECK(new_node.b_first == 2);  // another node: the next token
+  CHECK(new_node.b_again == 2);  // the same node again: the same token
+}
+
 // ---- the server: how a session ends -----------------------------------------------------------
 
 TEST_CASE("pg: the client's node crashing or its process dying ends the session at once (reset) and frees the lock", "[leader][pg]") {
@@ -1003,6 +1058,22 @@ TEST_CASE("faults: cut_connection at a process that does not model its own conne
   const auto skipped = system_events(r.sim->trace(), "fault_skipped");
   REQUIRE(skipped.size() == 1);
   CHECK(skipped[0]->text(Atom("why")) == "/c1/coordinator does not model its own connection (Context::raw_network): cut its node with a partition");
+}
+
+TEST_CASE("coordinator: each defence alone - check_only steps down with no token, fence_only's stale writes are refused while it goes on believing", "[leader][coordinator][fence]") {
+  const std::string checks = "  - leader_safety\n  - leader_at_end\n";
+  const RunResult check = run_text(election("check_only", checks));
+  for (const CheckResult& c : check.checks) UNSCOPED_INFO("check_only " << c.name << ": " << c.detail);
+  CHECK(check.passed);
+  CHECK(system_events(check.sim->trace(), "db_write_refused").empty());  // nothing carries a token
+  for (const TraceEvent* e : system_events(check.sim->trace(), "db_write")) CHECK(*field<std::int64_t>(*e, "token") == 0);
+  const RunResult fence = run_text(election("fence_only", checks));
+  for (const CheckResult& c : fence.checks) UNSCOPED_INFO("fence_only " << c.name << ": " << c.detail);
+  CHECK(check_named(fence, "leader_safety").passed);
+  const auto refused = system_events(fence.sim->trace(), "db_write_refused");
+  CHECK(!refused.empty());  // the fence acted: c1's loops wrote on with the old token
+  for (const TraceEvent* e : refused) CHECK(e->text(Atom("node")) == "c1");
+  CHECK_FALSE(check_named(fence, "leader_at_end").passed);  // nothing told c1 it lost
 }
 
 TEST_CASE("coordinator: history - each loop's writes are operations, ok as the database applied them and fail as the fence refused them, none without it", "[leader][coordinator]") {

@@ -105,6 +105,15 @@ struct ServerConfig {
   Duration deadlock_timeout = kSecond;     ///< a blocking lock looks for a deadlock after it (40P01); 0: never
   Duration query_latency = kMillisecond * 2;
   bool rst_on_node_crash = true;
+  /// How a write with a fencing token is judged: strict, only with the lock's latest token while
+  /// a session holds the lock; at_least, with a token no lower than the highest a write went
+  /// through with (the store's check, with no look at the lock); off, never refused.
+  enum class Fence : std::uint8_t { strict, at_least, off };
+  Fence fence = Fence::strict;
+  /// True: every acquisition takes the next token. False: a node that takes the lock again after
+  /// holding it last keeps its token (the epoch moves only with the holder's node), so its own
+  /// writes from before the loss still pass a strict fence.
+  bool epoch_every_acquisition = true;
 };
 
 /// The client's side of a connection: libpq's connection parameters and the client's OS.

@@ -88,7 +88,10 @@ std::int64_t Server::take(Context& ctx, std::int64_t id, Session& s, const Key& 
   if (shared || !default_space(key)) return 0;
   const std::int64_t lock = std::get<2>(key);
   if (!first) return d_->tokens[lock];  // re-entrant: the same session takes it again
-  const std::int64_t token = ++d_->tokens[lock];
+  // The same node again, with an epoch that moves only with the holder's node: the same token.
+  const bool keep = !c_.epoch_every_acquisition && d_->tokens[lock] != 0 && d_->token_node[lock] == s.node;
+  const std::int64_t token = keep ? d_->tokens[lock] : ++d_->tokens[lock];
+  d_->token_node[lock] = s.node;
   ctx.emit(ev::kLock, {{ev::kLockKey, lock}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kToken, token}});
   return token;
 }

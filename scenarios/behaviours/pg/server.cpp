@@ -5,6 +5,7 @@
 // pg.server and its arguments.
 #include "scenarios/behaviours/pg/server.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -68,14 +69,18 @@ void Server::handle_info(Context& ctx, const Message& m) {
 
 // ---- the tables --------------------------------------------------------------------------
 
-/// A write; one with a fencing token is refused unless the token is the lock's latest and a
-/// session holds the lock now (in SQL: the row's WHERE compares the token with the epoch
-/// table's, and finds the epoch's session in pg_locks).
+/// A write. One with a fencing token is judged by the fence rule (ServerConfig::fence): strict,
+/// refused unless the token is the lock's latest and a session holds the lock now (in SQL: the
+/// row's WHERE compares the token with the epoch table's, and finds the epoch's session in
+/// pg_locks); at_least, refused when a write already went through with a higher token; off,
+/// never.
 Result Server::write(Context& ctx, std::int64_t id, const Session& s, const Query& q) {
   Result r;
   const std::int64_t latest = d_->tokens[q.lock];
   const bool held = locks_.contains(Key{kDefaultDb, 1, q.lock, 0});
-  const char* stale = q.token == 0 ? nullptr : q.token != latest ? "stale_token" : !held ? "lock_free" : nullptr;
+  const char* stale = nullptr;
+  if (q.token != 0 && c_.fence == ServerConfig::Fence::strict) stale = q.token != latest ? "stale_token" : !held ? "lock_free" : nullptr;
+  if (q.token != 0 && c_.fence == ServerConfig::Fence::at_least && q.token < d_->written[q.lock]) stale = "stale_token";
   if (stale != nullptr) {
     r.status = Result::Status::refused;
     r.error = stale;
@@ -83,6 +88,7 @@ Result Server::write(Context& ctx, std::int64_t id, const Session& s, const Quer
                                  {ev::kLatest, latest}, {ev::kLoop, q.loop}, {keys::kWhy, Atom(stale)}});
     return r;
   }
+  d_->written[q.lock] = std::max(d_->written[q.lock], q.token);
   ctx.emit(ev::kWrite, {{ev::kSeq, ++d_->write_seq}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kLockKey, q.lock},
                         {ev::kToken, q.token}, {ev::kTable, q.table}, {ev::kLoop, q.loop}});
   r.value = true;
@@ -131,7 +137,12 @@ std::vector<BehaviourInfo> pg_behaviours() {
        {"lock_timeout", "duration", "0s", "0: wait for ever; a blocking pg_advisory_lock gives up after it (55P03)"},
        {"deadlock_timeout", "duration", "1s", "0: never look; how long a blocking lock waits before it looks for a deadlock (40P01)"},
        {"query_latency", "duration", "2ms", "how long a query takes at the server"},
-       {"rst_on_node_crash", "bool", "true", "a client node's crash resets its connections at once (its OS does)"}},
+       {"rst_on_node_crash", "bool", "true", "a client node's crash resets its connections at once (its OS does)"},
+       {"fence", "strict|at_least|off", "strict",
+        "a write's fencing token: strict, only the lock's latest while it is held; at_least, none lower than the highest "
+        "a write went through with; off, never checked"},
+       {"epoch", "every_acquisition|new_node", "every_acquisition",
+        "when the lock's token moves: at every acquisition, or only when another node takes it (the same node again keeps its token)"}},
       [](Args& a) -> BehaviourFactory {
         pg::ServerConfig c;
         c.name = a.atom("name");
@@ -151,6 +162,10 @@ std::vector<BehaviourInfo> pg_behaviours() {
         c.deadlock_timeout = a.duration("deadlock_timeout");
         c.query_latency = a.duration("query_latency");
         c.rst_on_node_crash = a.flag("rst_on_node_crash");
+        const std::string fence = a.choice("fence");
+        if (fence == "at_least") c.fence = pg::ServerConfig::Fence::at_least;
+        if (fence == "off") c.fence = pg::ServerConfig::Fence::off;
+        c.epoch_every_acquisition = a.choice("epoch") != "new_node";
         return [c](const std::string&) { return pg::server(c); };
       }}};
 }

@@ -62,6 +62,8 @@ struct Durable {
   std::int64_t next_session = 0;
   std::int64_t write_seq = 0;
   std::map<std::int64_t, std::int64_t> tokens;  // lock -> the latest fencing token
+  std::map<std::int64_t, Atom> token_node;      // lock -> the node that took the latest token
+  std::map<std::int64_t, std::int64_t> written;  // lock -> the highest token a write went through with
   struct Lease {
     Atom holder;
     std::int64_t session = 0;
