@@ -23,6 +23,7 @@ const Atom kSessionKey("session");
 const Atom kLockKey("lock");
 const Atom kToken("token");
 const Atom kLatest("latest");
+const Atom kTerm("term");
 const Atom kSeq("seq");
 const Atom kTable("table");
 const Atom kLoop("loop");
@@ -80,6 +81,11 @@ class Holders {
     return "";
   }
   bool holds(std::int64_t lock, const std::string& node, Time at) const { return !node.empty() && holder(lock, at) == node; }
+  /// The session holding `lock` (0: none).
+  std::int64_t lock_session(std::int64_t lock) const {
+    const auto it = locks_.find(lock);
+    return it == locks_.end() ? 0 : it->second.first;
+  }
 
  private:
   Pid db_;
@@ -102,8 +108,10 @@ LeaderSafety check_leader_safety(const EventLog& events) {
     if (!is(e, kWrite)) continue;
     ++out.writes;
     const std::int64_t lock = num(e, kLockKey);
-    if (h.holds(lock, client_node(e), e.time)) continue;
-    out.unsafe.push_back({e.time, num(e, kSeq), client_node(e), num(e, kSessionKey), e.text(kLoop), h.holder(lock, e.time)});
+    const std::int64_t term = num(e, kTerm);
+    if (term != 0 ? h.lock_session(lock) == term : h.holds(lock, client_node(e), e.time)) continue;
+    out.unsafe.push_back({e.time, num(e, kSeq), client_node(e), num(e, kSessionKey), e.text(kLoop), h.holder(lock, e.time), term,
+                          h.lock_session(lock)});
   }
   if (!out.unsafe.empty()) {
     out.overlap_from = out.unsafe.front().at;
@@ -119,6 +127,14 @@ std::string describe(const LeaderSafety& s) {
                        s.refused == 0 ? "" : fmt::format("; {} writes refused for their fencing token", s.refused));
   }
   const UnsafeWrite& w = s.unsafe.front();
+  if (w.node == w.holder) {
+    // The writer's node leads again, on another lock session: the write is from its lost term.
+    return fmt::format(
+        "{} of {} leader writes came from a leadership already lost: {} wrote under lock session {} while its lock session {} "
+        "held the leadership, from t={} to t={}; the first: write {} ({}) at t={} from {} (session {})",
+        s.unsafe.size(), s.writes, w.node, w.term, w.held_by, format_time(s.overlap_from), format_time(s.overlap_to), w.seq,
+        w.loop, format_time(w.at), w.node, w.session);
+  }
   return fmt::format(
       "{} of {} leader writes came from a node that did not lead: {} wrote while {} held the leadership, from t={} to "
       "t={}; the first: write {} ({}) at t={} from {} (session {})",

@@ -13,7 +13,8 @@
 //     gave up on unacknowledged data: tcp_retries2 or tcp_user_timeout), terminated, restart,
 //     idle_session_timeout, idle_in_transaction_session_timeout; a db_unlock's also: unlock
 //   db_lease {lock, session, node, ttl}        (a lease granted or renewed for ttl ns from now)
-//   db_write {seq, session, node, lock, token, table, loop}
+//   db_write {seq, session, node, lock, token, table, loop, term}  (term: the writer's lock
+//            session, when it says one)
 //   db_write_refused {session, node, lock, token, latest, loop, why}
 //   coordinator_start {lock, variant, retry, query_timeout, heartbeat_timeout}   (ns)
 //   leader_belief {lock, on}                   (a coordinator starts (1) or stops (0) believing
@@ -33,7 +34,7 @@ namespace lic::properties {
 
 namespace leader {
 extern const Atom kStart, kSession, kSessionEnd, kLock, kUnlock, kLease, kWrite, kWriteRefused, kCoordinator, kBelief;
-extern const Atom kSessionKey, kLockKey, kToken, kLatest, kSeq, kTable, kLoop, kTtl, kOn, kVariant;
+extern const Atom kSessionKey, kLockKey, kToken, kLatest, kSeq, kTable, kLoop, kTtl, kOn, kVariant, kTerm;
 extern const Atom kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount, kRetry, kQueryTimeout, kHeartbeatTimeout;
 }  // namespace leader
 
@@ -48,6 +49,8 @@ struct UnsafeWrite {
   std::int64_t session = 0;
   std::string loop;
   std::string holder;      ///< who held it then ("" when nobody did)
+  std::int64_t term = 0;   ///< the lock session the writer believed it led by (0: not said)
+  std::int64_t held_by = 0;  ///< the lock session that held it then (0: none, or a lease)
 };
 
 struct LeaderSafety {
@@ -60,7 +63,10 @@ struct LeaderSafety {
 };
 
 /// Every accepted write against the holder of its lock (or of an unexpired lease) at that
-/// instant, in the database's order: a write is safe when its writer's node is the holder's.
+/// instant, in the database's order. A write that says its term (db_write's `term`: the lock
+/// session its writer believes it leads by) is safe when that session holds the lock then: a
+/// write from a node's earlier leadership is stale though the node leads again. One that does
+/// not say (a lease's, a writer outside the coordinator) is safe when its node is the holder's.
 /// The database's process ending (a crash, its node's) releases everything.
 LeaderSafety check_leader_safety(const EventLog& events);
 std::string describe(const LeaderSafety& s);

@@ -23,6 +23,7 @@ struct State {
   CoordinatorConfig c;
   bool is_leader = false;
   std::int64_t token = 0;   // fenced: the fencing token taken with the lock
+  std::int64_t term = 0;    // the lock session it leads by (each write says it: db_write's term)
   Time lease_until{};       // lease: until when, as the database said
   std::optional<pg::Conn> lock_conn;
   bool sweep_node = true;  // fenced: end the node's leftover sessions before competing
@@ -34,6 +35,7 @@ pg::Query write_query(const State& st, Atom table, Atom loop) {
   q.op = pg::Query::Op::write;
   q.lock = st.c.lock_id;
   q.token = fences_writes(st.c.variant) ? st.token : 0;
+  q.term = st.term;
   q.table = table;
   q.loop = loop;
   return q;
@@ -176,6 +178,7 @@ class Coordinator final : public Behaviour {
     if (r.ok() && r.value) {
       st.is_leader = true;
       st.token = r.token;
+      st.term = st.c.variant == Variant::lease ? 0 : st.lock_conn->session();  // a lease is judged by its node
       st.lease_until = r.until;
       // The seed's monitoring row: INSERT INTO system_locks ... ON CONFLICT DO UPDATE (its
       // failure is logged, not fatal).

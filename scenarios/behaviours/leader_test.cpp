@@ -737,10 +737,11 @@ struct Events {
   void unlock(Duration t, Atom node, std::int64_t session, const char* why) {
     sys(t, kDb, db, "db_unlock", {{ev::kLockKey, kLock}, {ev::kSessionKey, session}, {keys::kNode, node}, {keys::kWhy, Atom(why)}});
   }
-  void write(Duration t, Atom node, std::int64_t seq, std::int64_t session) {
-    sys(t, kDb, db, "db_write",
-        {{ev::kSeq, seq}, {ev::kSessionKey, session}, {keys::kNode, node}, {ev::kLockKey, kLock}, {ev::kToken, std::int64_t{0}},
-         {ev::kTable, Atom("workspaces")}, {ev::kLoop, Atom("HealthMonitor")}});
+  void write(Duration t, Atom node, std::int64_t seq, std::int64_t session, std::int64_t term = 0) {
+    std::vector<TraceField> f{{ev::kSeq, seq}, {ev::kSessionKey, session}, {keys::kNode, node}, {ev::kLockKey, kLock},
+                              {ev::kToken, std::int64_t{0}}, {ev::kTable, Atom("workspaces")}, {ev::kLoop, Atom("HealthMonitor")}};
+    if (term != 0) f.push_back({ev::kTerm, term});
+    sys(t, kDb, db, "db_write", std::move(f));
   }
   void belief(Duration t, Atom node, Pid pid, bool on) {
     sys(t, node, pid, "leader_belief", {{ev::kLockKey, kLock}, {ev::kOn, std::int64_t{on ? 1 : 0}}});
@@ -779,6 +780,23 @@ TEST_CASE("properties: leader_safety names a write from a node that does not hol
   CHECK(s.overlap_from == at(3_s));
   CHECK(s.overlap_to == at(9_s));  // the first unsafe writer's (c2's) last unsafe write
   CHECK_THAT(pl::describe(s), Catch::Contains("c2 wrote while c1 held the leadership") && Catch::Contains("write 2 (HealthMonitor)"));
+  SECTION("a write that says its term is judged by the lock session - one from a node's lost term is stale though the node leads again") {
+    Events t2;
+    t2.db_start(0_s);
+    t2.lock(1_s, kC1, 1, 1);
+    t2.write(2_s, kC1, 1, 5, 1);  // term 1: session 1 holds it
+    t2.unlock(3_s, kC1, 1, "keepalive");
+    t2.lock(4_s, kC1, 7, 2);      // c1 again, on session 7
+    t2.write(5_s, kC1, 2, 5, 7);  // its new term: safe
+    t2.write(6_s, kC1, 3, 6, 1);  // a loop still on term 1
+    const pl::LeaderSafety s2 = pl::check_leader_safety(t2.log());
+    REQUIRE(s2.unsafe.size() == 1);
+    CHECK(s2.unsafe[0].seq == 3);
+    CHECK(s2.unsafe[0].term == 1);
+    CHECK(s2.unsafe[0].held_by == 7);
+    CHECK(s2.unsafe[0].holder == "c1");
+    CHECK_THAT(pl::describe(s2), Catch::Contains("c1 wrote under lock session 1 while its lock session 7 held the leadership"));
+  }
   SECTION("the holder's writes alone are safe") {
     Events ok;
     ok.db_start(0_s);

@@ -26,7 +26,8 @@
 //   (the server told the client, or its OS answers with a reset): the driver's
 //   ConnectionDoesNotExistError, libpq's connection_lost.
 // - Writes go to tables (workspaces, system_locks, leases) and each accepted write is traced
-//   `db_write {seq, session, node, lock, token, table, loop}` with a DB-side sequence. With a
+//   `db_write {seq, session, node, lock, token, table, loop, term}` with a DB-side sequence (term:
+//   the writer's own lock session, when the query says one). With a
 //   fencing token, a write whose token is older than the lock's latest is refused
 //   (`db_write_refused`). Every acquisition of an exclusive bigint lock in the default database
 //   takes the next token (an epoch per lock).
@@ -142,6 +143,9 @@ struct Query {
   bool xact = false;        ///< try_lock, lock: the _xact form (held until the transaction ends)
   Duration duration{};      ///< sleep: how long; terminate: pg_terminate_backend's timeout
   std::int64_t token = 0;   ///< write: a fencing token (0: none)
+  /// write: the writer's term, the lock session it believes it leads by (0: none said). Traced
+  /// on db_write for leader_safety, never checked by the server: the writer's own belief.
+  std::int64_t term = 0;
   Atom table;               ///< write
   Atom loop;                ///< write: who wrote it (HealthMonitor, ...)
   Duration ttl{};           ///< lease: how long the lease lasts from now (the DB's clock)

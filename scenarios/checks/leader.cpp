@@ -27,14 +27,17 @@ Verdict leader_safety(const CheckInput& in) {
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
   if (s.writes == 0) return {false, "no leader write was accepted: nobody led", std::nullopt, "nobody_led"};
   Verdict v{s.ok(), pl::describe(s)};
-  if (!v.passed) v.kind = "stale_write";
+  if (!v.passed) v.kind = s.unsafe.front().node == s.unsafe.front().holder ? "stale_term" : "stale_write";
   if (!s.unsafe.empty()) {
     const pl::UnsafeWrite& w = s.unsafe.front();
     for (const TraceEvent& e : *in.events) {
       if (e.time == w.at && e.kind == EventKind::system && e.name == pl::leader::kWrite && e.text(Atom("node")) == w.node) {
         v.witness = witness_at(e, {std::string(e.label.name.text())},
-                               fmt::format("{} wrote (write {}, {}) while {}", w.node, w.seq, w.loop,
-                                           w.holder.empty() ? "nobody held the leadership" : w.holder + " held the leadership"));
+                               w.node == w.holder
+                                   ? fmt::format("{} wrote (write {}, {}) under lock session {}, while its session {} held the lock",
+                                                 w.node, w.seq, w.loop, w.term, w.held_by)
+                                   : fmt::format("{} wrote (write {}, {}) while {}", w.node, w.seq, w.loop,
+                                                 w.holder.empty() ? "nobody held the leadership" : w.holder + " held the leadership"));
         break;
       }
     }

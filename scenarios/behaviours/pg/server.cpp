@@ -89,8 +89,10 @@ Result Server::write(Context& ctx, std::int64_t id, const Session& s, const Quer
     return r;
   }
   d_->written[q.lock] = std::max(d_->written[q.lock], q.token);
-  ctx.emit(ev::kWrite, {{ev::kSeq, ++d_->write_seq}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kLockKey, q.lock},
-                        {ev::kToken, q.token}, {ev::kTable, q.table}, {ev::kLoop, q.loop}});
+  std::vector<TraceField> fields{{ev::kSeq, ++d_->write_seq}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kLockKey, q.lock},
+                                 {ev::kToken, q.token}, {ev::kTable, q.table}, {ev::kLoop, q.loop}};
+  if (q.term != 0) fields.push_back({ev::kTerm, q.term});
+  ctx.emit(ev::kWrite, std::move(fields));
   r.value = true;
   return r;
 }
