@@ -440,8 +440,10 @@ TEST_CASE("seeds: a bug that fails at some seeds starts from the lowest failing 
 
 TEST_CASE("seeds: the first hop's length bound is the run it lands on - the naive election from seeds 4 and 3,000,001 gives one file", "[shrink][streams]") {
   // Both start at seed 4 (the lowest failing of 1..8). Held to the starting run's length (34,900
-  // events at seed 4, 35,110 at seed 3,000,001), the two took different ways from there.
-  one_file_from("scenarios/bugs/leader_election_naive.yaml", {4, 3000001}, 1);
+  // events at seed 4, 35,110 at seed 3,000,001), the two took different ways from there. (They
+  // met at seed 1 until the client's delayed ACK (session 45) moved every run's timings; now the
+  // shrunk file does not fail the same way at seed 1, and both stay at seed 4, on one file.)
+  one_file_from("scenarios/bugs/leader_election_naive.yaml", {4, 3000001}, 4);
 }
 
 TEST_CASE("seeds: faults that each fire once go onto one grid - the rare lifecycle file from three seeds gives one file", "[shrink][streams]") {

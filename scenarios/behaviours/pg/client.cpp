@@ -1,7 +1,8 @@
 // The client's side of a connection (pg.hpp's Conn): the driver's connection process on the
 // client's node, which owns the session's socket and plays the client's OS. Its owner calls it
 // (open, query, close); it sends each query and keeps it until the server's OS acknowledges it
-// (sent again meanwhile, until TCP gives up), acknowledges each answer, answers the server's
+// (sent again meanwhile, until TCP gives up), acknowledges each answer (delayed up to 40 ms, or
+// sooner with the next query, as Linux's delayed ACK), answers the server's
 // keepalive probes whatever its owner is doing, runs libpq's keepalives while the connection is
 // idle, and fails a query after its command timeout. What crosses to the server is wire.hpp's,
 // TCP's timers tcp.hpp's; the server's end of the connection is wire.cpp.
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "scenarios/behaviours/pg.hpp"
 #include "scenarios/behaviours/pg/tcp.hpp"
@@ -59,6 +61,7 @@ class ConnProc final : public Behaviour {
     if (dead_) return CallReply::reply(kAnswer, gone());  // the socket is closed
     const std::uint64_t qid = ++next_qid_;
     pending_[qid] = from;
+    ack_now(ctx);  // the query carries the ACK held back
     const Sql sql{session_, qid, ctx.self(), q, out_.segs.empty() ? qid : out_.segs.front().qid};
     ctx.send(server_, kSql, sql);
     if (out_.add(ctx.now(), sql)) ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
@@ -74,15 +77,20 @@ class ConnProc final : public Behaviour {
     }
     if (m.tag == kQueryTimeout) return timed_out(ctx, *m.payload.get<std::uint64_t>());
     if (m.tag == kRto) return retransmit(ctx, *m.payload.get<Tick>());
+    if (m.tag == kDelAck) {
+      if (!dead_ && m.payload.get<Tick>()->gen == delack_gen_) ack_now(ctx);
+      return;
+    }
     if (m.tag == kKeepalive) return keepalive(ctx, *m.payload.get<Tick>());
     if (dead_) return;  // the socket is closed: nothing more arrives
     heard(ctx);
     if (m.tag == kProbe) {
+      ack_now(ctx);  // the probe's answer acknowledges everything received
       ctx.send(server_, kAck, session_);
     } else if (m.tag == kAnswer) {
       const Answer& a = *m.payload.get<Answer>();
-      ctx.send(server_, kDataAck, std::pair<std::int64_t, std::uint64_t>{session_, a.qid});
       if (a.r.status == Result::Status::no_connection) return lost(ctx, a.r.sqlstate);  // a reset
+      received(ctx, a.qid);
       answer(ctx, a.qid, a.r);
     } else if (m.tag == kDataAck) {
       if (out_.acked(ctx.now(), m.payload.get<std::pair<std::int64_t, std::uint64_t>>()->second))
@@ -116,6 +124,26 @@ class ConnProc final : public Behaviour {
     ctx.send_after(linux_timer(ctx.now(), wait), ctx.self(), kKeepalive, Tick{0, ka_.gen});
   }
 
+  /// An answer arrived. Its ACK waits kDelayedAck for a query to ride on, as Linux's delayed ACK
+  /// does in an interactive exchange; a copy of one already received (a retransmission) is
+  /// acknowledged at once, as Linux's duplicate ACK is.
+  void received(Context& ctx, std::uint64_t qid) {
+    if (qid <= highest_got_) {
+      ctx.send(server_, kDataAck, std::pair<std::int64_t, std::uint64_t>{session_, qid});
+      return;
+    }
+    highest_got_ = qid;
+    held_acks_.push_back(qid);
+    if (held_acks_.size() == 1) ctx.send_after(linux_timer(ctx.now(), kDelayedAck), ctx.self(), kDelAck, Tick{0, ++delack_gen_});
+  }
+
+  /// The ACKs held back go now (alone when the timer fires, or ahead of the segment that carries them).
+  void ack_now(Context& ctx) {
+    for (const std::uint64_t qid : held_acks_) ctx.send(server_, kDataAck, std::pair<std::int64_t, std::uint64_t>{session_, qid});
+    held_acks_.clear();
+    ++delack_gen_;
+  }
+
   void keepalive(Context& ctx, const Tick& t) {
     if (dead_ || t.gen != ka_.gen) return;
     const Keepalive::Step step = ka_.step(ctx.now(), !out_.segs.empty());
@@ -123,7 +151,10 @@ class ConnProc final : public Behaviour {
       ctx.send(server_, kRst, session_);  // the client's OS resets it (lost if the path is cut)
       return lost(ctx, {});
     }
-    if (step.what == Keepalive::Do::probe) ctx.send(server_, kClientProbe, std::pair<std::int64_t, Pid>{session_, ctx.self()});
+    if (step.what == Keepalive::Do::probe) {
+      ack_now(ctx);  // a probe acknowledges everything received
+      ctx.send(server_, kClientProbe, std::pair<std::int64_t, Pid>{session_, ctx.self()});
+    }
     arm(ctx, step.next);
   }
 
@@ -173,6 +204,9 @@ class ConnProc final : public Behaviour {
   std::map<std::uint64_t, From> pending_;
   Keepalive ka_;
   Outbox<Sql> out_;
+  std::uint64_t highest_got_ = 0;          // the latest answer received
+  std::vector<std::uint64_t> held_acks_;   // answers received whose ACK is held back (delayed ACK)
+  std::uint64_t delack_gen_ = 0;           // a stale delayed-ACK timer carries an older one
   std::optional<std::string> dead_;  // the connection is gone (the FATAL's SQLSTATE, or empty)
 };
 

@@ -100,6 +100,12 @@ struct Outbox {
   }
 };
 
+/// How long a client's OS holds back the ACK of an answer, hoping to send it with its next
+/// query (Linux's delayed ACK in an interactive exchange: TCP_DELACK_MIN, HZ/25). Measured on the
+/// recording machine (docs/conformance-pg.md, cut_inside_delayed_ack): a cut 35 ms after an
+/// answer found it unacknowledged, one 42 ms after did not.
+inline constexpr Duration kDelayedAck = kMillisecond * 40;
+
 /// A jiffy: Linux's timer tick at HZ=250 (Debian's kernels).
 inline constexpr std::int64_t kJiffy = kLinuxJiffy;
 

@@ -30,6 +30,7 @@ inline const Atom kRst("pg_rst");            // client -> server: {session} the 
 // The TCP timers each end sets itself (a Tick; the client's carry session 0).
 inline const Atom kKeepalive("$keepalive");  // server -> itself: a session's keepalive timer
 inline const Atom kRto("$rto");              // a retransmission timer
+inline const Atom kDelAck("$delack");        // the client's delayed-ACK timer
 
 inline const char* const kNoConnection = "ConnectionDoesNotExistError";
 
