@@ -441,7 +441,7 @@ CheckJudge drained(Args& a) {
 CheckJudge no_panic(Args& a) {
   const std::string under = a.given("under") ? a.path("under") : std::string();
   return [under](const CheckInput& in) {
-    std::set<std::uint64_t> injected;  // pids a crash or exit fault hit
+    std::set<std::uint64_t> not_own;  // pids a crash or exit fault hit, or a linked one's end took down
     std::map<std::string, std::size_t> texts;  // each panic's text, how often
     std::size_t n = 0;
     std::optional<Witness> first;
@@ -449,10 +449,13 @@ CheckJudge no_panic(Args& a) {
     std::vector<std::string> roles;
     for (const TraceEvent& e : *in.events) {
       if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected) {
-        if (const Pid* p = e.field<Pid>(keys::kPid)) injected.insert(p->id);
+        if (const Pid* p = e.field<Pid>(keys::kPid)) not_own.insert(p->id);
         continue;
       }
-      if (e.kind != EventKind::exit || e.reason.kind != ReasonKind::error || injected.count(e.pid.id) != 0) continue;
+      // A process that died of a linked one's exit signal did not panic itself: it ends with the
+      // same reason, after the one that did.
+      if (e.kind == EventKind::exit_signal && e.tag == Atom("died")) not_own.insert(e.pid.id);
+      if (e.kind != EventKind::exit || e.reason.kind != ReasonKind::error || not_own.count(e.pid.id) != 0) continue;
       const std::string path(e.label.name.text());
       if (!under.empty() && path != under && !path.starts_with(under + "/")) continue;
       const std::string text(e.reason.detail.text());

@@ -337,9 +337,17 @@ TEST_CASE("no_panic: a crash no fault injected fails it, named with its text and
   CHECK(v.kind == "boom");
   CHECK(v.roles == std::vector<std::string>{"/root/boom"});
   // Only the process under `under` counts.
-  CHECK(check_named(run_text(file("", "{no_panic: {under: /root/calm}}")), "no_panic(/root/calm)").passed);
+  const RunResult calm = run_text(file("", "{no_panic: {under: /root/calm}}"));
+  CHECK(check_named(calm, "no_panic(/root/calm)").passed);
   // A crash the harness injected is not the system's panic.
   const RunResult injected = run_text(file("faults:\n  - {at: 500ms, crash: /root/calm}\n", "{no_panic: {under: /root/calm}}"));
   CHECK(check_named(injected, "no_panic(/root/calm)").passed);
   CHECK(check_named(injected, "no_panic(/root/calm)").detail == "no process under /root/calm panicked");
+  // Seed 004's close_upload_first: CollectLoop panics, and main and the other goroutines, linked
+  // to it, die of its exit signal with the same reason: one panic, not four.
+  std::string text = read_file("scenarios/bugs/shutdown_close_upload_first.yaml");
+  text.replace(text.find("checks:\n"), 8, "checks:\n  - no_panic\n");
+  const RunResult go_run = run_text(text);
+  const CheckResult& go = check_named(go_run, "no_panic");
+  CHECK(go.detail == "1 process panicked: 1 x send on closed channel; the first: /task/server/collect panicked: send on closed channel");
 }
