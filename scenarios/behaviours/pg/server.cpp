@@ -90,8 +90,8 @@ Result Server::write(Context& ctx, std::int64_t id, const Session& s, const Quer
   }
   d_->written[q.lock] = std::max(d_->written[q.lock], q.token);
   std::vector<TraceField> fields{{ev::kSeq, ++d_->write_seq}, {ev::kSessionKey, id}, {keys::kNode, s.node}, {ev::kLockKey, q.lock},
-                                 {ev::kToken, q.token}, {ev::kTable, q.table}, {ev::kLoop, q.loop}};
-  if (q.term != 0) fields.push_back({ev::kTerm, q.term});
+                                 {ev::kToken, q.token}, {ev::kTable, q.table}, {ev::kLoop, q.loop},  {ev::kTerm, q.term}};
+  if (q.term == 0) fields.pop_back();  // the writer said no term (built whole, then cut: GCC 12 warns on a push_back here)
   ctx.emit(ev::kWrite, std::move(fields));
   r.value = true;
   return r;
