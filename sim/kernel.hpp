@@ -14,7 +14,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "sim/arena.hpp"

@@ -469,7 +469,7 @@ CheckJudge no_panic(Args& a) {
       }
     }
     const std::string where = under.empty() ? "" : " under " + under;
-    if (n == 0) return tagged(Verdict{true, "no process" + where + " panicked"}, "", {});
+    if (n == 0) return Verdict{true, "no process" + where + " panicked"};
     std::vector<std::string> parts;
     for (const auto& [text, count] : texts) parts.push_back(fmt::format("{} x {}", count, text));
     return tagged(Verdict{false, fmt::format("{} process{}{} panicked: {}; the first: {}", n, n == 1 ? "" : "es", where,
