@@ -139,6 +139,12 @@ struct NodeDecl {
   std::string name{};
   Duration clock_skew{};        ///< its wall clock's offset (may be negative)
   std::int64_t drift_ppm = 0;   ///< its clock's drift, parts per million (may be negative)
+  /// Preemption (`preempt: {chance: 5%, mean: 2ms}`; Simulation::set_preemption): a goroutine
+  /// woken from a channel wait stays runnable, with `preempt`, for an exponential time of mean
+  /// `preempt_mean`. Never by default.
+  Ratio preempt{};
+  Duration preempt_mean{};
+  Mark preempt_mark{};  ///< where `preempt` is written (a node that runs no goroutines is refused there)
   Mark mark{};
   bool operator==(const NodeDecl&) const = default;
 };

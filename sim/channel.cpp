@@ -209,10 +209,15 @@ struct ChanOps {
     const bool woken = k.park(self, timeout);
     if (!woken || !w.done) {
       note_case(EventKind::chan_wake, self, cases[0], {}, Reason::other(kTimeoutOp));
+      if (k.any_preempt) {
+        unqueue(w);  // its wait is over: a send while it is preempted must not hand it a value
+        k.preempt(self, kTimeoutOp);
+      }
       return -1;
     }
     const ChanState& s = k.chans[cases[static_cast<std::size_t>(w.chosen)].chan.id];
     note(EventKind::chan_wake, self, s, w.by, Reason::other(w.closed ? kClosed : kDone));
+    if (k.any_preempt) k.preempt(self, s.name);
     if (w.closed && cases[static_cast<std::size_t>(w.chosen)].is_send) panic("send on closed channel");
     return w.chosen;
   }
@@ -221,6 +226,39 @@ struct ChanOps {
 namespace {
 ChanOps ops(Simulation& sim, Process& self) { return ChanOps{Kernel::of(sim), &self}; }
 }  // namespace
+
+// ---- Preemption -------------------------------------------------------------------------------
+
+void Simulation::set_preemption(Atom node, Ratio chance, Duration mean) {
+  if (chance.den == 0 || chance.num > chance.den)
+    throw std::invalid_argument("set_preemption: a chance must be in [0, 1]");
+  if (chance.num != 0 && mean <= Duration::zero())
+    throw std::invalid_argument("set_preemption: the mean delay must be above zero");
+  NodeState& n = impl_->nodes[impl_->node_of(node)];
+  n.preempt = chance;
+  n.preempt_mean = mean;
+  if (chance.num != 0) impl_->any_preempt = true;
+}
+
+void Simulation::Impl::preempt(Process* p, Atom chan) {
+  const NodeState& n = nodes[p->node_ix];
+  if (n.preempt.num == 0) return;
+  auto it = preempt_rngs.find(p->pid.id);
+  if (it == preempt_rngs.end()) {
+    // The goroutine's own stream, beside its rng(): turning preemption on moves none of its
+    // other draws (its select choices), and `streams: {process PATH: SEED}` pins both.
+    const Label& l = p->label;
+    std::uint32_t& made = preempt_streams[{l.name.index(), l.instance}];
+    const Rng root = sim.streams_watched() && !l.name.empty() ? sim.stream_root("process " + std::string(l.name.text())) : sim.rng();
+    it = preempt_rngs.emplace(p->pid.id, root.derive("preempt").derive(l.name.text()).derive(l.instance).derive(made++)).first;
+  }
+  Rng& r = it->second;
+  if (!r.chance(n.preempt)) return;
+  const Duration d = r.exponential(n.preempt_mean);
+  if (d <= Duration::zero()) return;
+  note(EventKind::goroutine_preempt, p, p->pid, {}, {}, chan, static_cast<std::uint64_t>(d.ns));
+  wait(p, [](const Message&) { return false; }, d);
+}
 
 namespace {
 Chan new_chan(Kernel::Impl& k, std::size_t capacity, Atom name, std::uint32_t node, const Process* by) {

@@ -400,3 +400,122 @@ TEST_CASE("channel: a send's seq is its place among every value sent on the chan
     CHECK(taken[seq - 1] == who);  // the seq-th value taken is this sender's
   }
 }
+
+// ---- Preemption (Simulation::set_preemption; docs/kernel.md, "Preemption") --------------------
+
+TEST_CASE("channel: preemption - a goroutine woken from a receive runs its next statement later - traced - others act meanwhile", "[channel][preempt]") {
+  Simulation sim;
+  sim.set_preemption(sim.options().default_node, Ratio::always(), 10_ms);
+  const Chan c = sim.make_chan(0, Atom("c"));
+  const Chan d = sim.make_chan(1, Atom("d"));
+  Time resumed;
+  bool saw_closed = false;
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_recv(c);  // woken at 1 s by the send
+    resumed = ctx.now();
+    saw_closed = ctx.chan_closed(d);  // closed by the sender while this one waited for a CPU
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    ctx.chan_send(c, 1);  // a rendezvous: the receiver is woken, not run
+    ctx.chan_close(d);
+  });
+  sim.run();
+  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  REQUIRE(pre.size() == 1);
+  CHECK(pre[0]->time == at(1_s));
+  CHECK(pre[0]->tag == Atom("c"));
+  CHECK(pre[0]->msg > 0);
+  CHECK(resumed == at(1_s) + Duration{static_cast<std::int64_t>(pre[0]->msg)});
+  CHECK(saw_closed);
+}
+
+TEST_CASE("channel: preemption - off by default and at chance 0 - draws nothing and changes no trace", "[channel][preempt]") {
+  const auto trace_of = [](bool set_zero) {
+    Simulation sim;
+    if (set_zero) sim.set_preemption(sim.options().default_node, Ratio::never(), 10_ms);
+    const Chan c = sim.make_chan(0, Atom("c"));
+    sim.spawn([&](Context& ctx) {
+      for (int i = 0; i < 5; ++i) ctx.chan_recv(c);
+    });
+    sim.spawn([&](Context& ctx) {
+      for (int i = 0; i < 5; ++i) {
+        ctx.sleep(ctx.rng().exponential(1_s));
+        ctx.chan_send(c, i);
+      }
+    });
+    sim.run();
+    return sim.trace().hash();
+  };
+  CHECK(trace_of(false) == trace_of(true));
+}
+
+TEST_CASE("channel: preemption - a select that timed out takes no value while it waits for a CPU - the value stays in the buffer", "[channel][preempt]") {
+  Simulation sim;
+  sim.set_preemption(sim.options().default_node, Ratio::always(), 10_s);
+  const Chan c = sim.make_chan(1, Atom("c"));
+  std::size_t len_after = 0;
+  int took = -1;
+  sim.spawn([&](Context& ctx) {
+    SelectCase one[] = {SelectCase::recv(c)};
+    CHECK(ctx.select(one, 1_s) == -1);  // timed out at 1 s, then preempted (mean 10 s)
+    len_after = ctx.chan_len(c);
+    took = value_of(ctx.chan_recv(c));
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s + 1_ms);  // while the first waits for a CPU: not a waiter any more
+    ctx.chan_send(c, 7);
+  });
+  sim.run();
+  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  REQUIRE(!pre.empty());
+  CHECK(pre[0]->tag == Atom("timeout"));
+  CHECK(len_after == 1);
+  CHECK(took == 7);
+}
+
+TEST_CASE("channel: preemption - its draws are the goroutine's own - its select choices do not move - the same seed gives the same trace", "[channel][preempt]") {
+  const auto run = [](bool preempt) {
+    Simulation sim(SimOptions{.seed = 11});
+    if (preempt) sim.set_preemption(sim.options().default_node, Ratio::percent(50), 5_ms);
+    const Chan a = sim.make_chan(4, Atom("a"));
+    const Chan b = sim.make_chan(4, Atom("b"));
+    const Chan tick = sim.make_chan(0, Atom("tick"));
+    std::vector<int> chosen;
+    sim.spawn([&](Context& ctx) {
+      for (int i = 0; i < 40; ++i) {
+        ctx.chan_recv(tick);  // a wake: preempted or not
+        ctx.chan_send(a, i);
+        ctx.chan_send(b, i);
+        SelectCase cs[] = {SelectCase::recv(a), SelectCase::recv(b)};
+        chosen.push_back(ctx.select(cs));  // both ready: a draw from its own stream
+        ctx.chan_recv(cs[0].received.ok ? b : a);
+      }
+    });
+    sim.spawn([&](Context& ctx) {
+      for (int i = 0; i < 40; ++i) {
+        ctx.sleep(1_s);
+        ctx.chan_send(tick, i);
+      }
+    });
+    sim.run();
+    return std::pair{chosen, sim.trace().hash()};
+  };
+  const auto [off, off_hash] = run(false);
+  const auto [on, on_hash] = run(true);
+  const auto [again, again_hash] = run(true);
+  CHECK(off.size() == 40);
+  CHECK(off == on);
+  CHECK(on_hash != off_hash);  // preempted wakes are traced
+  CHECK(again == on);
+  CHECK(again_hash == on_hash);
+}
+
+TEST_CASE("channel: set_preemption refuses a chance outside [0, 1] and a mean of zero", "[channel][preempt]") {
+  Simulation sim;
+  const Atom n = sim.options().default_node;
+  CHECK_THROWS_AS(sim.set_preemption(n, Ratio{3, 2}, 1_ms), std::invalid_argument);
+  CHECK_THROWS_AS(sim.set_preemption(n, Ratio{1, 0}, 1_ms), std::invalid_argument);
+  CHECK_THROWS_AS(sim.set_preemption(n, Ratio::percent(5), Duration::zero()), std::invalid_argument);
+  CHECK_NOTHROW(sim.set_preemption(n, Ratio::never(), Duration::zero()));
+}

@@ -145,6 +145,10 @@ struct NodeState {
   std::uint32_t boots = 0;  ///< restarts so far (each restart draws a new ticker phase)
   Time old_tick_base{};     ///< the previous incarnation's ticker (its ticks before up_since)
   bool old_ticker_set = false;
+  /// Preemption (Simulation::set_preemption): a goroutine woken from a channel wait is, with
+  /// this chance, left runnable for an exponential time of mean preempt_mean.
+  Ratio preempt{};
+  Duration preempt_mean{};
   Time pause_start{};       ///< when the current (or last) pause began
   Time down_since{};        ///< when the node last crashed
   Time up_since{};          ///< when it last (re)started
@@ -372,6 +376,14 @@ struct Simulation::Impl {
   };
   std::map<std::uint64_t, Suspension> suspended;  // by pid
   std::set<std::uint64_t> cut_procs;        // pids
+  // Preemption: each goroutine's own stream of its draws (by pid), made at its first wake on a
+  // node that preempts; a label's streams go in the order its processes first wake, as rng()'s.
+  bool any_preempt = false;
+  std::map<std::uint64_t, Rng> preempt_rngs;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> preempt_streams;  // label -> streams made
+  /// `p`, just woken from a channel wait on `chan` (a timeout: empty), may stay runnable a
+  /// while first (Simulation::set_preemption).
+  void preempt(Process* p, Atom chan);
   std::map<std::uint64_t, std::function<void()>> callbacks;
   std::exception_ptr failure;  // thrown by a scheduled callback; run() rethrows it
   Time instant{};                // budgets: the instant of the last event, and how many ran at it

@@ -403,6 +403,7 @@ void Simulation::Impl::finish(Process* p, const Reason& reason) {
   procs[p->pid.id] = nullptr;
   if (!p->label.name.empty()) labelled.erase({p->label.name.index(), p->pid.id});
   --sim.live_processes_;
+  if (any_preempt) preempt_rngs.erase(p->pid.id);
   note(EventKind::exit, p, p->pid, {}, reason);
   if (gused) global_exit(p);
   if (!p->registered.empty()) {

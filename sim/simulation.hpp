@@ -185,6 +185,15 @@ class Simulation {
   void cut_process(Pid p);
   void heal_process(Pid p);
   bool process_cut(Pid p) const;
+  /// Preemption on `node` (docs/kernel.md, "Preemption"): a process woken from a channel wait (a
+  /// receive, a select, a send that waited, a select's timeout: Go's timer channel) stays
+  /// runnable but not running, with `chance`, for an exponential time of mean `mean` before its
+  /// next statement, as a goroutine does when the CPU is busy. Other processes run meanwhile: a
+  /// goroutine caught between a receive and its next select sees what they did. Drawn from the
+  /// process's own stream (pinned with it); traced as `goroutine_preempt`. A chance of zero (the
+  /// default) draws nothing. Throws std::invalid_argument for a chance outside [0, 1], or a mean
+  /// of zero or less with a chance above zero.
+  void set_preemption(Atom node, Ratio chance, Duration mean);
   /// An OS signal to the node's processes (the node as a container or a VM). `sigterm`: given to
   /// every process that asked for it (Context::notify_signals); when none did, the runtime stops
   /// each root process on the node with exit signal `shutdown`, as OTP's init:stop does.

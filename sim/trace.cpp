@@ -103,6 +103,7 @@ std::string_view to_string(EventKind k) {
     case EventKind::process_resume: return "process_resume";
     case EventKind::process_cut: return "process_cut";
     case EventKind::process_heal: return "process_heal";
+    case EventKind::goroutine_preempt: return "goroutine_preempt";
   }
   return "?";
 }

@@ -80,9 +80,13 @@ enum class EventKind : std::uint16_t {
   process_cut,      ///< every message pid sends to or gets from another node is dropped from now
                     ///< on: one socket's firewall rule (a connection cut)
   process_heal,     ///< the cut of pid ended
+  /// A goroutine woken from a channel wait stays runnable but not running for msg (ns of virtual
+  /// time) before its next statement: its node's CPU is busy (Simulation::set_preemption;
+  /// docs/kernel.md, "Preemption"). `tag` names the channel it woke on (`timeout` for a timer).
+  goroutine_preempt,
 };
 /// The last EventKind (a table indexed by kind has this + 1 entries).
-inline constexpr EventKind kLastEventKind = EventKind::process_heal;
+inline constexpr EventKind kLastEventKind = EventKind::goroutine_preempt;
 
 std::string_view to_string(EventKind k);
 

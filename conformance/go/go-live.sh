@@ -5,11 +5,12 @@
 # table in docs/conformance-go.md before committing).
 #
 # With --shutdown TESTS (the go_conformance_tests binary) it runs seed 004's shutdown orders on
-# real goroutines instead (shutdown/, about 15-20 s) and checks the fresh output against the
-# simulator with the [shutdown] test cases, the same comparison `ctest -L conformance` makes with
-# the committed shutdown.expected. The counts vary from run to run, so the comparison is on the
-# outcomes and within the bounds the test states. With --update as well, shutdown.expected is
-# rewritten from the fresh output, only when that comparison passes.
+# real goroutines instead (shutdown/, about 15-20 s), then the same orders at three loads (32, 160
+# and 640 trials at a time, SIGTERM at 5 s: about a minute), and checks both fresh outputs against
+# the simulator with the [shutdown] test cases, the same comparison `ctest -L conformance` makes
+# with the committed shutdown.expected and shutdown_loads.expected. The counts vary from run to run, so the comparison is on the
+# outcomes and within the bounds the test states. With --update as well, shutdown.expected and
+# shutdown_loads.expected are rewritten from the fresh outputs, only when that comparison passes.
 #
 #   conformance/go/go-live.sh [--go PATH] [--out FILE] [--update] [--shutdown TESTS]
 #
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --update) update=1; shift ;;
     --shutdown) shutdown_tests="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "go-live.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -57,15 +58,21 @@ echo "go-live: $("$go_bin" version)"
 
 if [ -n "$shutdown_tests" ]; then
   [ -n "$out" ] || out="$tmp/shutdown.recorded"
+  loads_out="${out%.recorded}_loads.recorded"
+  [ "$loads_out" != "$out" ] || loads_out="$out.loads"
   (cd "$here/shutdown" && "$go_bin" run .) >"$out"
   cat "$out"
-  if ! LIC_GO_SHUTDOWN_RECORDING="$out" "$shutdown_tests" '[shutdown]'; then
+  # The same orders at three loads (trials at a time), SIGTERM at 5 s: the preemption cases.
+  (cd "$here/shutdown" && "$go_bin" run . -trials 300 -sigterm 5 -loads 32,160,640) >"$loads_out"
+  grep -v '^load [0-9]* where' "$loads_out"
+  if ! LIC_GO_SHUTDOWN_RECORDING="$out" LIC_GO_SHUTDOWN_LOADS="$loads_out" "$shutdown_tests" '[shutdown]'; then
     echo "go-live: the shutdown orders on real goroutines no longer come out as the simulator's (above)" >&2
     exit 1
   fi
   if [ "$update" = 1 ]; then
     cp "$out" "$here/shutdown.expected"
-    echo "go-live: re-recorded $here/shutdown.expected"
+    cp "$loads_out" "$here/shutdown_loads.expected"
+    echo "go-live: re-recorded $here/shutdown.expected and $here/shutdown_loads.expected"
   fi
   echo "go-live: the shutdown orders on real goroutines come out as simulated"
   exit 0

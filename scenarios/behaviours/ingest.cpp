@@ -517,7 +517,8 @@ std::vector<BehaviourInfo> ingest_behaviours() {
        refers_to({"s3", "string", "S3", "S3's registered name"}),
        refers_to({"disk", "string", "DLQDisk", "the DLQ disk's registered name"})},
       build_server,
-      {{"ingest.short_batch", "CollectLoop flushes a batch before it is full (1 % of events while on)"}}});
+      {{"ingest.short_batch", "CollectLoop flushes a batch before it is full (1 % of events while on)"}},
+      /*goroutines=*/true});
   r.push_back(BehaviourInfo{
       "ingest.s3", "an object store: each put takes latency_min plus an exponential (mean `latency`) and fails with "
                    "probability `errors`; degrade modes slow (x spike) and errors (every put fails)",

@@ -38,6 +38,9 @@ struct BehaviourInfo {
   std::function<BehaviourFactory(Args&)> build;
   /// The buggify points its code asks.
   std::vector<BuggifyPoint> buggify{};
+  /// Its code runs goroutines: processes that wait on channels (sim/channel.hpp). A node's
+  /// `preempt` (docs/scenario-format.md) needs one on the node, else it would change nothing.
+  bool goroutines = false;
 };
 
 /// The stock workers: idle, trap_exit, stall, crash_after, flaky, echo, ticker.

@@ -184,6 +184,22 @@ void read_phases(Reader& rd, const YAML::Node& n, Scenario& s, bool& have_durati
   }
 }
 
+/// `preempt: {chance: 5%, mean: 2ms}`: both required; a chance above zero needs a mean above zero.
+void read_preempt(Reader& rd, const Entry& k, NodeDecl& d) {
+  d.preempt_mark = mark_of(k.key_node);
+  bool chance = false;
+  bool mean = false;
+  for (const Entry& p : rd.entries(k.value, "preempt", {"chance", "mean"})) {
+    if (p.key == "chance") {
+      chance = true;
+      rd.ratio(p.value, "preempt's chance", d.preempt);
+    } else if (mean = true; rd.duration(p.value, "preempt's mean", d.preempt_mean)) {
+      if (d.preempt_mean <= Duration::zero()) rd.error(p.value, "preempt's mean must be above zero (a goroutine left runnable for no time is not preempted)");
+    }
+  }
+  if (k.value.IsMap() && (!chance || !mean)) rd.error(k.value, "preempt needs a chance and a mean: `preempt: {chance: 5%, mean: 2ms}`");
+}
+
 NodeDecl read_node(Reader& rd, const YAML::Node& x) {
   NodeDecl d;
   d.mark = mark_of(x);
@@ -191,9 +207,10 @@ NodeDecl read_node(Reader& rd, const YAML::Node& x) {
     rd.name(x, "a node's name", d.name);
     return d;
   }
-  for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew", "drift"})) {
+  for (const Entry& k : rd.entries(x, "a node", {"name", "clock_skew", "drift", "preempt"})) {
     if (k.key == "name") rd.name(k.value, "a node's name", d.name);
     else if (k.key == "drift") rd.ppm(k.value, "drift", d.drift_ppm);
+    else if (k.key == "preempt") read_preempt(rd, k, d);
     else rd.signed_duration(k.value, "clock_skew", d.clock_skew);
   }
   if (x.IsMap() && d.name.empty()) rd.error(x, "a node needs a name");

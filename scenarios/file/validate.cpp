@@ -14,6 +14,7 @@ namespace {
 struct PathInfo {
   const TreeNode* node = nullptr;
   bool dynamic_child = false;  ///< a child of a simple_one_for_one supervisor ("<id>.<n>")
+  std::string on{};            ///< the node it runs on
 };
 
 class Validator {
@@ -36,7 +37,7 @@ class Validator {
     for (const TreeNode& t : s_.trees) {
       if (!roots.insert(t.spec.id).second) error(t.mark, "a tree named '" + t.spec.id + "' is declared twice");
       if (t.kind == TreeNode::Kind::worker) error(t.mark, "a root is a supervisor or a lifecycle supervisor");
-      tree(t, "/" + t.spec.id);
+      tree(t, "/" + t.spec.id, t.spec.node.empty() ? s_.default_node() : std::string(t.spec.node.text()));
     }
     const Time end = Time{} + s_.duration + s_.quiet.value_or(Duration::zero());
     for (const Step& st : s_.script) {
@@ -55,6 +56,12 @@ class Validator {
                                                           : std::string(faults::to_string(s_.faults[i].kind)) + "#" + std::to_string(i);
       if (!fault_names.insert(name).second)
         error(m, "a fault named '" + name + "' is declared twice: a fault's name names its random stream, and two would draw the same numbers");
+    }
+    // After the steps: a child a step starts may run goroutines.
+    for (const NodeDecl& n : s_.nodes) {
+      if (n.preempt.num != 0 && !goroutine_nodes_.contains(n.name))
+        error(n.preempt_mark, "node '" + n.name + "' runs no goroutines: preempt delays a goroutine woken from a channel wait, "
+                              "and no behaviour on this node waits on channels (ingest.server does)");
     }
     for (const CheckDecl& c : s_.checks) check(c);
     dangling_names();
@@ -78,11 +85,12 @@ class Validator {
     }
   }
 
-  void behaviour(const BehaviourRef& b) {
+  void behaviour(const BehaviourRef& b, const std::string& on) {
     if (b.name.empty()) return;  // reported where it was missing
     used_.insert(b.name);
     registry_.make_behaviour(b, errors_);
     const BehaviourInfo* info = registry_.behaviour(b.name);
+    if (info != nullptr && info->goroutines) goroutine_nodes_.insert(on);
     if (info != nullptr) path_args(info->args, b.args);
     declared_names_ = declared_names_ && info != nullptr && Registry::builtin().behaviour(b.name) != nullptr;
     if (info != nullptr) names(*info, b);
@@ -180,12 +188,14 @@ class Validator {
     }
   }
 
-  void tree(const TreeNode& t, const std::string& path) {
-    paths_[path] = PathInfo{&t, false};
+  /// `on`: the node it runs on (its own, or its parent's).
+  void tree(const TreeNode& t, const std::string& path, const std::string& parent_node) {
+    paths_[path] = PathInfo{&t, false, t.spec.node.empty() ? parent_node : std::string(t.spec.node.text())};
     if (!t.spec.node.empty()) node(std::string(t.spec.node.text()), t.mark);
+    const std::string on = t.spec.node.empty() ? parent_node : std::string(t.spec.node.text());
     switch (t.kind) {
       case TreeNode::Kind::worker:
-        behaviour(t.behaviour);
+        behaviour(t.behaviour, on);
         break;
       case TreeNode::Kind::supervisor: {
         const bool dynamic = t.flags.strategy == supervision::Strategy::simple_one_for_one;
@@ -199,7 +209,7 @@ class Validator {
         for (const TreeNode& c : t.children) {
           if (!c.spec.id.empty() && !ids.insert(c.spec.id).second)
             error(c.mark, "duplicate child id '" + c.spec.id + "' under " + path);
-          tree(c, path + "/" + c.spec.id);
+          tree(c, path + "/" + c.spec.id, on);
           if (dynamic) dynamic_parents_[path] = c.spec.id;
         }
         if (dynamic && t.children.empty()) dynamic_parents_[path] = "";
@@ -210,13 +220,13 @@ class Validator {
         std::set<std::string> names;
         for (const ServiceDecl& sv : t.services) {
           if (!sv.name.empty() && !names.insert(sv.name).second) error(sv.mark, "duplicate service '" + sv.name + "'");
-          behaviour(sv.behaviour);
+          behaviour(sv.behaviour, on);
           supervision::ServiceSpec ss;
           ss.name = sv.name;
           ss.depends_on = sv.depends_on;
           ss.start.body = [](Context&) {};  // the plan only looks at names and dependencies
           spec.services.push_back(std::move(ss));
-          paths_[path + "/" + sv.name] = PathInfo{&t, false};
+          paths_[path + "/" + sv.name] = PathInfo{&t, false, on};
         }
         for (const ServiceDecl& sv : t.services) {
           for (const std::string& d : sv.depends_on) {
@@ -308,7 +318,8 @@ class Validator {
         const std::string p = st.target + "/" + st.child->spec.id;
         Validator sub(s_, registry_);
         sub.known_nodes_ = known_nodes_;
-        sub.tree(*st.child, p);
+        sub.tree(*st.child, p, info->on.empty() ? s_.default_node() : info->on);
+        goroutine_nodes_.insert(sub.goroutine_nodes_.begin(), sub.goroutine_nodes_.end());
         for (Diagnostic& d : sub.errors_) errors_.push_back(std::move(d));
         used_.insert(sub.used_.begin(), sub.used_.end());
         registered_.insert(sub.registered_.begin(), sub.registered_.end());
@@ -392,6 +403,7 @@ class Validator {
   };
   std::set<std::string> registered_;
   std::vector<Ref> refs_;
+  std::set<std::string> goroutine_nodes_;  // nodes a behaviour with goroutines runs on
   bool declared_names_ = true;  // every behaviour so far is a built-in one
   std::set<std::string> known_nodes_;
   std::map<std::string, PathInfo> paths_;

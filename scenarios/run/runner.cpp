@@ -54,6 +54,7 @@ std::unique_ptr<Simulation> make_simulation(const Scenario& s, const RunOptions&
   for (const NodeDecl& n : s.nodes) {
     if (n.drift_ppm != 0) sim->set_clock(Atom(n.name), n.clock_skew, n.drift_ppm);
     else sim->set_clock_skew(Atom(n.name), n.clock_skew);
+    if (n.preempt.num != 0) sim->set_preemption(Atom(n.name), n.preempt, n.preempt_mean);
   }
   sim->buggify().enable({s.buggify.begin(), s.buggify.end()});
   sim->set_default_link(s.default_link);

@@ -45,6 +45,8 @@ type Outcome struct {
 	Drain         float64 // simulated seconds from SIGTERM to the end
 	PutSum        float64 // simulated seconds over all completed puts
 	Puts          int
+	Wakes         []float64 // CollectLoop's wake latencies, simulated seconds: from an event's send until it ran
+	TimerLate     []float64 // how late CollectLoop's batch timer woke it, simulated seconds (Go's timer granule and the CPU)
 }
 
 type Ledger struct {
@@ -125,6 +127,24 @@ func (l *Ledger) putTook(simSeconds float64) {
 	defer l.mu.Unlock()
 	l.out.PutSum += simSeconds
 	l.out.Puts++
+}
+
+// woke: CollectLoop ran `simSeconds` after the event that woke it was sent.
+func (l *Ledger) woke(simSeconds float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dead {
+		l.out.Wakes = append(l.out.Wakes, simSeconds)
+	}
+}
+
+// timerLate: CollectLoop's batch timer woke it `simSeconds` after it was due.
+func (l *Ledger) timerLate(simSeconds float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dead {
+		l.out.TimerLate = append(l.out.TimerLate, simSeconds)
+	}
 }
 
 func (l *Ledger) sigterm() {

@@ -15,6 +15,13 @@
 //	order ORDER trials N lost L panicked P
 //	panic ORDER LOOP "TEXT" N        (trials whose first panic was in LOOP, with TEXT)
 //	where ORDER "PLACE: WHY" N       (trials that lost events at PLACE, for WHY; a trial may lose at several)
+//	wake N mean M p50 A p90 B p99 C over1ms F tail T
+//	                                 (CollectLoop's wake latencies after an event's send, simulated ms: F the share later than 1 ms, T their mean)
+//	timer N mean M ...               (how late its batch timer woke it, the same figures)
+//
+// With -loads 32,160,640 it runs every order at each number of trials at a time in turn, each
+// record prefixed `load N`: the load the simulator's preemption is compared at
+// (shutdown_loads.expected; docs/conformance-go.md, "Preemption").
 package main
 
 import (
@@ -25,6 +32,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +114,8 @@ type tally struct {
 	putSum                 float64
 	puts                   int
 	accepted               int
+	wakes                  []float64
+	timerLate              []float64
 }
 
 func (t *tally) add(o Outcome) {
@@ -125,6 +135,8 @@ func (t *tally) add(o Outcome) {
 		t.where[w]++
 	}
 	t.drains = append(t.drains, o.Drain)
+	t.wakes = append(t.wakes, o.Wakes...)
+	t.timerLate = append(t.timerLate, o.TimerLate...)
 	t.putSum += o.PutSum
 	t.puts += o.Puts
 }
@@ -184,22 +196,23 @@ func run(cfg, handlers *Config, trials, parallel int, base int64) []*tally {
 	return out
 }
 
-func report(cfg *Config, out []*tally, trials, parallel int) {
+// report prints one run's records, each after `prefix` ("" or "load N ").
+func report(cfg *Config, out []*tally, trials, parallel int, prefix string) {
 	fmt.Printf("# seed 004's shutdown orders on real goroutines (conformance/go/shutdown, docs/conformance-go.md)\n")
 	fmt.Printf("# %s %s/%s, GOMAXPROCS %d: %d trials per order, 1 simulated s = %v, SIGTERM at %g s, %d trials at a time\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), trials, cfg.Scale, cfg.Sigterm, parallel)
 	fmt.Printf("# handlers_*: net/http's handlers with scenarios/bugs/shutdown_handlers_not_drained.yaml's arguments, SIGTERM at 21 s; panicked: trials in which a handler panicked (recovered)\n")
 	for o, t := range out {
-		fmt.Printf("order %s trials %d lost %d panicked %d\n", orderNames[o], t.trials, t.lost, t.panicked)
+		fmt.Printf(prefix+"order %s trials %d lost %d panicked %d\n", orderNames[o], t.trials, t.lost, t.panicked)
 	}
 	for o, t := range out {
 		for _, k := range sortedKeys(t.panics) {
-			fmt.Printf("panic %s %s %d\n", orderNames[o], k, t.panics[k])
+			fmt.Printf(prefix+"panic %s %s %d\n", orderNames[o], k, t.panics[k])
 		}
 	}
 	for o, t := range out {
 		for _, k := range sortedKeys(t.where) {
-			fmt.Printf("where %s %q %d\n", orderNames[o], k, t.where[k])
+			fmt.Printf(prefix+"where %s %q %d\n", orderNames[o], k, t.where[k])
 		}
 	}
 	var putSum float64
@@ -214,10 +227,42 @@ func report(cfg *Config, out []*tally, trials, parallel int) {
 		puts += t.puts
 		accepted += t.accepted
 	}
+	// CollectLoop's wake latency over the three orders of the files' arguments: how long it stayed
+	// runnable but not running after an event was sent to it (the load; docs/conformance-go.md,
+	// "Preemption"); and, apart, how late its batch timer woke it.
+	var wakes, late []float64
+	for o, t := range out {
+		if Order(o) < handlersNoWait {
+			wakes = append(wakes, t.wakes...)
+			late = append(late, t.timerLate...)
+		}
+	}
+	fmt.Printf("%s%s\n", prefix, wakeLine("wake", wakes))
+	fmt.Printf("%s%s\n", prefix, wakeLine("timer", late))
 	model := cfg.LatencyMean + 2*cfg.NetworkOneWay + float64(cfg.BatchSize)*cfg.EventBytes/(cfg.MBPerS*1024*1024)
 	fmt.Printf("# measured: an S3 put took %.0f simulated ms on average (the model's mean: %.0f ms for a full batch); %.0f events accepted a trial\n",
 		1000*putSum/math.Max(1, float64(puts)), 1000*model, float64(accepted)/float64(trials*int(handlersNoWait)))
 	fmt.Printf("# drain (SIGTERM to the end, simulated s) p50 / p90: %s\n", strings.Join(drains, ", "))
+}
+
+// wakeLine: `WHAT N mean M p50 A p90 B p99 C over1ms F tail T`, times in simulated ms: F is the
+// share of wakes later than 1 ms, T their mean. The simulator's preemption takes its chance and
+// its mean from the `wake` line's F and T (docs/conformance-go.md, "Preemption").
+func wakeLine(what string, ws []float64) string {
+	if len(ws) == 0 {
+		return what + " 0"
+	}
+	sum, tail, over := 0.0, 0.0, 0
+	for _, w := range ws {
+		sum += w
+		if w > 0.001 {
+			over++
+			tail += w
+		}
+	}
+	return fmt.Sprintf("%s %d mean %.3f p50 %.3f p90 %.3f p99 %.3f over1ms %.4f tail %.3f", what, len(ws), 1000*sum/float64(len(ws)),
+		1000*percentile(ws, 0.5), 1000*percentile(ws, 0.9), 1000*percentile(ws, 0.99), float64(over)/float64(len(ws)),
+		1000*tail/math.Max(1, float64(over)))
 }
 
 func main() {
@@ -226,14 +271,25 @@ func main() {
 	parallel := flag.Int("parallel", 160, "trials run at a time")
 	sigterm := flag.Float64("sigterm", 30, "SIGTERM at this simulated second (the files: 30)")
 	seed := flag.Int64("seed", 1, "the first trial's seed (arrival times and S3 latencies; the Go scheduler is not seeded)")
+	loads := flag.String("loads", "", "comma-separated trials at a time (e.g. 8,160,640): run every order at each, each record prefixed `load N` (docs/conformance-go.md, \"Preemption\")")
 	flag.Parse()
 	if flag.NArg() != 0 || *trials < 1 || *parallel < 1 || *scale <= 0 || *sigterm <= 0 {
-		fmt.Fprintln(os.Stderr, "shutdown: usage: go run . [-trials N>0] [-scale D>0] [-parallel N>0] [-sigterm S>0] [-seed N]")
+		fmt.Fprintln(os.Stderr, "shutdown: usage: go run . [-trials N>0] [-scale D>0] [-parallel N>0] [-sigterm S>0] [-seed N] [-loads N,N,...]")
 		os.Exit(2)
 	}
 	cfg := fileConfig(*scale, *sigterm)
-	out := run(cfg, handlersConfig(*scale), *trials, *parallel, *seed)
-	report(cfg, out, *trials, *parallel)
+	if *loads == "" {
+		report(cfg, run(cfg, handlersConfig(*scale), *trials, *parallel, *seed), *trials, *parallel, "")
+	} else {
+		for _, field := range strings.Split(*loads, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(field))
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "shutdown: -loads: '%s' is not a number of trials above 0\n", field)
+				os.Exit(2)
+			}
+			report(cfg, run(cfg, handlersConfig(*scale), *trials, n, *seed), *trials, n, fmt.Sprintf("load %d ", n))
+		}
+	}
 	// Every trial's goroutines end with it (the puts left after a panic finish their sleep).
 	time.Sleep(cfg.real(1))
 	if n := runtime.NumGoroutine(); n > 1 {

@@ -26,7 +26,12 @@ const (
 
 var orderNames = []string{"correct", "cancel_first", "close_upload_first", "handlers_no_wait", "handlers_wait"}
 
-type Event struct{ ID int }
+// Event: an accepted request's event. Sent is when its sender began the send (the wake
+// latency's measure: how long until CollectLoop, woken by it, took it).
+type Event struct {
+	ID   int
+	Sent time.Time
+}
 
 type Batch struct{ ID, First, Last, Events int }
 
@@ -90,7 +95,7 @@ func (m *Manager) ingress() {
 		}
 		wait := time.NewTimer(m.cfg.real(m.cfg.IngressWait))
 		select {
-		case m.EventCh <- Event{ID: accepted + 1}:
+		case m.EventCh <- Event{ID: accepted + 1, Sent: time.Now()}:
 			accepted++
 			m.ledger.accepted(accepted)
 		case <-wait.C: // 503 busy: refused, not lost
@@ -134,7 +139,7 @@ func (m *Manager) handler() {
 	wait := time.NewTimer(m.cfg.real(m.cfg.IngressWait))
 	defer wait.Stop()
 	select {
-	case m.EventCh <- Event{}:
+	case m.EventCh <- Event{Sent: time.Now()}:
 		m.ledger.acceptedNext()
 	case <-wait.C: // 503 busy
 	}
@@ -145,6 +150,7 @@ func (m *Manager) handler() {
 func (m *Manager) CollectLoop() {
 	every := m.cfg.real(m.cfg.BatchEvery)
 	timer := time.NewTimer(every)
+	due := time.Now().Add(every) // when the timer should fire: its lateness is a wake latency too
 	defer timer.Stop()
 	var open []int
 	batches := 0
@@ -158,6 +164,7 @@ func (m *Manager) CollectLoop() {
 			}
 		}
 		timer.Reset(every)
+		due = time.Now().Add(every)
 		if len(open) == 0 {
 			return true
 		}
@@ -187,6 +194,7 @@ func (m *Manager) CollectLoop() {
 				}
 				return
 			}
+			m.ledger.woke(m.cfg.simSince(e.Sent, time.Now()))
 			m.received++
 			if e.ID == 0 { // a handler's: its place on EventCh
 				e.ID = m.received
@@ -197,6 +205,7 @@ func (m *Manager) CollectLoop() {
 				continue
 			}
 		case <-timer.C:
+			m.ledger.timerLate(m.cfg.simSince(due, time.Now()))
 		}
 		if !flush() {
 			return
