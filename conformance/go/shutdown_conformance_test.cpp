@@ -120,7 +120,7 @@ using Edit = std::pair<std::string, std::string>;
 
 /// The scenario file of `order`, run on seeds 1..kSeeds; each edit replaces a piece of its text
 /// first (a fix, a node's preemption, SIGTERM's time).
-Outcomes simulated(const std::string& file, const std::vector<Edit>& edits = {}) {
+Outcomes simulated(const std::string& file, const std::vector<Edit>& edits = {}, std::uint64_t seeds = kSeeds) {
   std::ifstream in(std::string(LIC_SOURCE_DIR) + "/" + file);
   std::stringstream text;
   text << in.rdbuf();
@@ -135,7 +135,7 @@ Outcomes simulated(const std::string& file, const std::vector<Edit>& edits = {})
   INFO(file);
   REQUIRE(p.ok());
   Outcomes out;
-  for (std::uint64_t seed = 1; seed <= kSeeds; ++seed) {
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     RunOptions opts;
     opts.seed = seed;
     const RunResult r = run(p.scenario, opts);
@@ -283,6 +283,8 @@ namespace {
 constexpr double kSigmas = 3.0;
 constexpr double kFloor = 0.02;
 constexpr double kTimerLateMs = 20.0;  // simulated ms: 1 ms real at the trials' scale
+constexpr double kBusyMs = 10.0;        // a wake's mean delay that makes a machine busy (simulated ms)
+constexpr std::uint64_t kBusySeeds = 1000;
 
 std::string loads_path() {
   const char* live = std::getenv("LIC_GO_SHUTDOWN_LOADS");
@@ -377,7 +379,6 @@ TEST_CASE("go shutdown at three loads: the recording has a wake line and every o
 
 TEST_CASE("go shutdown at three loads: cancel_first's rare panic in CollectLoop - the simulator preempted as the load measured shows it too", "[shutdown][preempt]") {
   const std::vector<Load> loads = compared_loads();
-  int sim_panics_busiest = 0;
   for (const Load& l : loads) {
     const std::string prefix = "load " + std::to_string(l.at_once) + " ";
     const Outcomes go = real("cancel_first", loads_path(), prefix);
@@ -392,12 +393,20 @@ TEST_CASE("go shutdown at three loads: cancel_first's rare panic in CollectLoop 
     for (const Outcomes* o : {&go, &sim})
       for (const auto& [k, n] : o->panics) CHECK(k.rfind("CollectLoop ", 0) == 0);
     CHECK(std::abs(go.frac(go.panicked) - sim.frac(sim.panicked)) <= binomial_bound(go.panicked, go.runs, sim.panicked, sim.runs));
-    sim_panics_busiest = sim.panicked;
   }
-  // Without preemption the simulator never takes this path (0 of 2000 seeds, the test above);
-  // at the busiest load it does, when that load (640 trials at a time) was in the domain.
-  if (loads.back().at_once >= 640) CHECK(sim_panics_busiest > 0);
-  else WARN("the busiest load in the domain is " << loads.back().at_once << " trials at a time: the simulator's panics there are not required");
+  // Without preemption the simulator never takes this path (0 of 2000 seeds, the test above). On
+  // a busy machine (CollectLoop's wakes late by kBusyMs on average) it does: over kBusySeeds
+  // seeds, so that a few percent is not missed by the draw.
+  const Load& busiest = loads.back();
+  if (busiest.chance * busiest.tail_ms >= kBusyMs) {
+    const Outcomes sim = simulated("scenarios/bugs/shutdown_cancel_first.yaml", at_load(busiest, true), kBusySeeds);
+    INFO("load " << busiest.at_once << ", seeds 1.." << kBusySeeds << ": " << show(sim));
+    CHECK(sim.panicked > 0);
+  } else {
+    WARN("the busiest load in the domain (" << busiest.at_once << " trials at a time) delayed wakes by "
+                                            << busiest.chance * busiest.tail_ms << " ms on average, under " << kBusyMs
+                                            << ": the simulator's panics there are not required");
+  }
 }
 
 TEST_CASE("go shutdown at three loads: close_upload_first panics on every run and loses as often - preempted as the load measured", "[shutdown][preempt]") {
