@@ -33,9 +33,10 @@
 namespace lic::properties {
 
 namespace leader {
-extern const Atom kStart, kSession, kSessionEnd, kLock, kUnlock, kLease, kWrite, kWriteRefused, kCoordinator, kBelief;
+extern const Atom kStart, kSession, kSessionEnd, kLock, kUnlock, kLease, kWrite, kWriteRefused, kCoordinator, kBelief, kTakeover;
 extern const Atom kSessionKey, kLockKey, kToken, kLatest, kSeq, kTable, kLoop, kTtl, kOn, kVariant, kTerm;
 extern const Atom kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount, kRetry, kQueryTimeout, kHeartbeatTimeout;
+extern const Atom kVictim, kIdle, kTaken;
 }  // namespace leader
 
 /// Whether the trace holds a leader election over the simulated database.

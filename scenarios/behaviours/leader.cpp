@@ -174,7 +174,8 @@ class Coordinator final : public Behaviour {
     q.op = st.c.variant == Variant::lease ? pg::Query::Op::lease : pg::Query::Op::try_lock;
     q.lock = st.c.lock_id;
     q.ttl = st.c.lease_ttl;
-    const pg::Result r = st.lock_conn->query(ctx, q, st.c.query_timeout);
+    pg::Result r = st.lock_conn->query(ctx, q, st.c.query_timeout);
+    if (r.ok() && !r.value && st.c.takeover_after > Duration::zero() && st.c.variant != Variant::lease) r = take_over(ctx, q);
     if (r.ok() && r.value) {
       st.is_leader = true;
       st.token = r.token;
@@ -187,6 +188,30 @@ class Coordinator final : public Behaviour {
     }
     if (st.c.variant != Variant::lease || !r.ok()) drop_lock_conn(ctx);  // the seed closes it and reconnects next time
     return false;
+  }
+
+  /// The lock is held: when its holder's session has been idle longer than takeover_after,
+  /// terminate it and try the lock again at once; the second try's result (the first's when no
+  /// takeover happened).
+  pg::Result take_over(Context& ctx, const pg::Query& try_lock) {
+    State& st = *st_;
+    pg::Result none;
+    none.value = false;
+    pg::Query who;
+    who.op = pg::Query::Op::holder;
+    who.lock = st.c.lock_id;
+    const pg::Result h = st.lock_conn->query(ctx, who, st.c.query_timeout);
+    if (!h.ok() || !h.value || h.idle < st.c.takeover_after) return none;
+    pg::Query kill;  // SELECT pg_terminate_backend(pid[, timeout])
+    kill.op = pg::Query::Op::terminate;
+    kill.session = h.holder;
+    kill.duration = st.c.takeover_wait;
+    const pg::Result k = st.lock_conn->query(ctx, kill, st.c.query_timeout + st.c.takeover_wait);
+    if (!k.ok()) return none;
+    const pg::Result r = st.lock_conn->query(ctx, try_lock, st.c.query_timeout);
+    ctx.emit(ev::kTakeover, {{ev::kLockKey, st.c.lock_id}, {ev::kVictim, h.holder}, {ev::kIdle, h.idle.ns},
+                             {ev::kTaken, std::int64_t{r.ok() && r.value ? 1 : 0}}});
+    return r;
   }
 
   void drop_lock_conn(Context& ctx) {
@@ -273,6 +298,12 @@ BehaviourFactory build_coordinator(Args& a) {
   c.retry = a.positive("retry");
   c.query_timeout = a.positive("query_timeout");
   c.heartbeat_timeout = a.positive("heartbeat_timeout");
+  c.takeover_after = a.duration("takeover_after");
+  c.takeover_wait = a.duration("takeover_wait");
+  if (c.variant == leader::Variant::lease && c.takeover_after > Duration::zero())
+    a.invalid("takeover_after", "is for the lock variants: a lease has no backend to terminate");
+  if (c.takeover_wait > Duration::zero() && c.takeover_after == Duration::zero())
+    a.invalid("takeover_wait", "is for a takeover: give takeover_after too");
   c.lease_ttl = a.positive("lease_ttl");
   const bool before = a.failed();
   c.renew_at = a.ratio("renew_at");
@@ -307,6 +338,9 @@ std::vector<BehaviourInfo> leader_behaviours() {
        {"retry", "duration", "5s", "between attempts to become leader (COORDINATOR_RETRY_INTERVAL)"},
        {"query_timeout", "duration", "10s", "the driver's command timeout"},
        {"heartbeat_timeout", "duration", "2s", "fenced, check_only: the lock session's check before each tick"},
+       {"takeover_after", "duration", "0",
+        "0: never; else a standby terminates the lock holder's backend when its session has been idle this long, then takes the lock at once"},
+       {"takeover_wait", "duration", "0", "with takeover_after: pg_terminate_backend waits this long for the backend's exit (0: it only signals)"},
        {"lease_ttl", "duration", "15s", "lease: how long a lease lasts (renewed every renew_at of it)"},
        {"renew_at", "ratio", "1/3", "lease: the share of lease_ttl after which the leader renews (1: as it runs out)"},
        {"health_every", "duration", "30s", "HealthMonitor's period"},

@@ -20,13 +20,22 @@
 // - check_only / fence_only: fenced with one of its two defences: the lock check before each
 //   tick without a token on the writes, or the token on the writes without the check (issue 33:
 //   the fence never refused a write in 600 fenced runs; alone it must).
+// - takeover (`takeover_after` above 0, with any lock variant): a standby that finds the lock held
+//   asks who holds it and how long that session has been idle (pg_locks joined with
+//   pg_stat_activity); idle longer than takeover_after, it terminates that backend and takes the
+//   lock at once. pg_terminate_backend only signals: the try right after it can find the lock
+//   still held (the backend has not exited yet), unless `takeover_wait` makes the terminate wait
+//   for the exit (pg_terminate_backend(pid, timeout)). Idle is not dead: a naive leader never
+//   queries its lock session, so a standby takes over from a live leader that goes on writing
+//   (scenarios/bugs/leader_election_takeover_idle.yaml).
 // - lease: leadership is a time lease in the database (granted for `lease_ttl` on the database's
 //   clock, renewed every `renew_at` of it: a third by default); a leader acts while its own wall clock says the lease
 //   runs. No fencing: a skewed or paused node breaks it.
 //
 // Each coordinator traces `coordinator_start {lock, variant, retry, query_timeout,
-// heartbeat_timeout}` when it starts and `leader_belief {lock, on}` when it starts and stops
-// believing it leads.
+// heartbeat_timeout}` when it starts, `leader_belief {lock, on}` when it starts and stops
+// believing it leads, and `coordinator_takeover {lock, victim, idle_ns, taken}` after each
+// takeover's terminate (taken: whether the lock try right after it got the lock).
 
 #include <cstdint>
 #include <memory>
@@ -50,6 +59,8 @@ struct CoordinatorConfig {
   Duration retry = kSecond * 5;
   Duration query_timeout = kSecond * 10;  ///< the driver's command_timeout
   Duration heartbeat_timeout = kSecond * 2;  ///< fenced: the lock session's check
+  Duration takeover_after{};  ///< 0: never; else a holder's session idle this long is terminated
+  Duration takeover_wait{};   ///< the terminate waits this long for the backend's exit (0: it does not)
   Duration lease_ttl = kSecond * 15;         ///< lease
   /// lease: the share of lease_ttl after which the leader renews (each renewal grants a new ttl).
   /// At 1 it renews as the lease runs out, and another node can take it in between.

@@ -1315,3 +1315,45 @@ TEST_CASE("lease: renew_at and a clock at half speed - renewals late in true tim
   CHECK(check_named(run_text(text("60%", "-300000ppm")), "single_leader").passed);  // 60 % / 0.7: 86 % of the ttl
   CHECK(check_named(run_text(text("1/3", "-500000ppm")), "single_leader").passed);  // the default: 67 %
 }
+
+TEST_CASE("takeover: pg_terminate_backend only signals - the lock try right after it finds the lock still held now and then - with takeover_wait never", "[leader][pg][takeover]") {
+  // Two fenced coordinators with a takeover after 15 s idle (longer than their ticks' 10 s, so a
+  // live leader is never taken over), on a loopback-like network; the leader is SIGSTOPped at
+  // 10 s for 30 s (its kernel answers the probes: it keeps the lock). The
+  // standby terminates its lock session and tries the lock at once: the backend exits a moment
+  // after the signal (backend_exit_latency), so the try sometimes finds the lock still held and
+  // the standby waits for its next retry. Waiting for the exit (takeover_wait) closes the race.
+  const auto text = [](const std::string& wait, std::uint64_t seed) {
+    const std::string args = "{variant: fenced, leader_name: leader, workspaces: 1, retry: 1s, takeover_after: 15s" +
+                             (wait.empty() ? std::string() : ", takeover_wait: " + wait) + "}";
+    return "scenario: takeover_race\nseed: " + std::to_string(seed) + "\nduration: 60s\nnodes: [c1, c2, db]\n"
+           "network:\n  default: {latency: 100us}\ntrees:\n"
+           "  - {id: pg, node: db, supervisor: {strategy: one_for_one}, children: [{id: postgres, behaviour: pg.server}]}\n"
+           "  - {id: c1, node: c1, supervisor: {strategy: one_for_one}, children: [{id: coordinator, behaviour: leader.coordinator, args: " + args + "}]}\n"
+           "  - {id: c2, node: c2, supervisor: {strategy: one_for_one}, children: [{id: coordinator, behaviour: leader.coordinator, args: " + args + "}]}\n"
+           "faults:\n  - {at: 10s, suspend: leader, duration: 30s}\n"
+           "checks: [leader_safety]\n";
+  };
+  const Atom kTakeover("coordinator_takeover");
+  const auto tally = [&](const std::string& wait) {
+    std::pair<int, int> taken_missed{0, 0};
+    for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+      const RunResult r = run_text(text(wait, seed));
+      INFO("takeover_wait '" << wait << "', seed " << seed);
+      CHECK(check_named(r, "leader_safety").passed);
+      for (const TraceEvent& e : r.sim->trace().events()) {
+        if (e.kind != EventKind::system || e.name != kTakeover) continue;
+        (*e.field<std::int64_t>(Atom("taken")) == 1 ? taken_missed.first : taken_missed.second) += 1;
+      }
+    }
+    return taken_missed;
+  };
+  const auto [taken, missed] = tally("");
+  INFO("no wait: " << taken << " takeovers got the lock at once, " << missed << " found it still held");
+  CHECK(taken > 0);
+  CHECK(missed > 0);
+  const auto [taken_w, missed_w] = tally("1s");
+  INFO("takeover_wait 1s: " << taken_w << " got it at once, " << missed_w << " found it still held");
+  CHECK(taken_w > 0);
+  CHECK(missed_w == 0);
+}

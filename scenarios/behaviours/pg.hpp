@@ -134,7 +134,7 @@ struct Query {
   /// try_lock: pg_try_advisory_lock (and _shared, _xact); lock: pg_advisory_lock, which waits
   /// (at most lock_timeout); unlock: pg_advisory_unlock(_shared); unlock_all:
   /// pg_advisory_unlock_all; begin/commit/rollback; sleep: pg_sleep(duration).
-  enum class Op : std::uint8_t { try_lock, unlock, ping, write, lease, terminate, lock, unlock_all, begin, commit, rollback, sleep };
+  enum class Op : std::uint8_t { try_lock, unlock, ping, write, lease, terminate, lock, unlock_all, begin, commit, rollback, sleep, holder };
   Op op = Op::ping;
   std::int64_t lock = 0;    ///< try_lock, unlock, write (the lock the writer leads by), lease
   std::optional<std::int32_t> lock2;  ///< try_lock, lock, unlock: the two-int4 form (lock, lock2),
@@ -151,6 +151,9 @@ struct Query {
   Duration ttl{};           ///< lease: how long the lease lasts from now (the DB's clock)
   std::int64_t session = 0; ///< terminate: the session to end; 0: every other session from the
                             ///< asker's node (pg_terminate_backend over pg_stat_activity)
+  // holder: who holds `lock` and how long it has been idle: SELECT a.pid, now() - a.state_change
+  // FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND
+  // l.objid = LOCK AND l.granted AND a.pid <> pg_backend_pid() (Result::holder, Result::idle).
 };
 
 /// What a query got.
@@ -163,6 +166,8 @@ struct Result {
   bool value = false;        ///< try_lock, unlock, lease, terminate: granted; ping: true
   std::int64_t token = 0;    ///< try_lock: the fencing token taken; lease: 0
   Time until{};              ///< lease: when it ends, on the DB's clock
+  std::int64_t holder = 0;   ///< holder: the session that holds the lock (0: none but the asker)
+  Duration idle{};           ///< holder: how long that session has been idle (0 while a statement runs)
   std::string error;         ///< the driver's error: ConnectionDoesNotExistError, TimeoutError, ...
   std::string sqlstate;      ///< the SQLSTATE the server sent (55P03, 57P01, 57P05, 25P03, 22003), or empty
   std::vector<std::string> notices;  ///< the server's WARNINGs for the statement

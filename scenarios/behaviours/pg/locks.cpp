@@ -138,6 +138,23 @@ Result Server::try_lock(Context& ctx, std::int64_t id, Session& s, const Query& 
   return r;
 }
 
+/// Who holds the lock (not the asker) and how long that session has been idle, as pg_locks
+/// joined with pg_stat_activity says: a session running a statement has been idle for no time.
+Result Server::holder(Context& ctx, std::int64_t id, const Session& s, const Query& q) const {
+  Result r;
+  const auto it = locks_.find(key_of(s.db, q));
+  if (it == locks_.end()) return r;
+  for (const auto& [sid, hold] : it->second) {
+    const auto h = sessions_.find(sid);
+    if (sid == id || h == sessions_.end()) continue;
+    r.value = true;
+    r.holder = sid;
+    r.idle = h->second.busy ? Duration::zero() : ctx.now() - h->second.state_change;
+    break;
+  }
+  return r;
+}
+
 /// pg_advisory_lock: granted now, or it waits (at most lock_timeout) in line. A session that
 /// holds a mode a waiter needs goes ahead of that waiter, and is granted at once when nothing
 /// ahead of it stands in the way; if it must also wait for that waiter, that is a deadlock,

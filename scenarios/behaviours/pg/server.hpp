@@ -97,6 +97,7 @@ struct Session {
   bool tx_failed = false;        // a statement failed in the transaction: the rest fail until it ends
   bool busy = false;             // a statement runs, waits for a lock, or sleeps
   bool terminating = false;      // signalled by pg_terminate_backend: it ends at kBackendExit
+  Time state_change{};           // pg_stat_activity.state_change: when it last went active or idle
   std::uint64_t idle_gen = 0;
 };
 
@@ -163,6 +164,7 @@ class Server final : public Behaviour {
   void released(Context& ctx, std::int64_t id, const Key& key, bool exclusive_gone, const char* why);
   bool waits_on(std::int64_t id, const Key& key) const;
   Result try_lock(Context& ctx, std::int64_t id, Session& s, const Query& q);
+  Result holder(Context& ctx, std::int64_t id, const Session& s, const Query& q) const;
   void lock(Context& ctx, const Sql& q, Session& s);
   void granted(Context& ctx, const Sql& q, Session& s, const Key& key);
   void grant_waiters(Context& ctx, const Key& key);

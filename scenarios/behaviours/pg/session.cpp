@@ -60,6 +60,7 @@ void Server::exec(Context& ctx, const Sql& q) {
   // its client sees the connection end.
   if (s.terminating) return;
   const bool ends_block = q.q.op == Query::Op::commit || q.q.op == Query::Op::rollback;
+  s.state_change = ctx.now();  // active
   if (s.tx_failed && !ends_block)
     return finish(ctx, q, sql_error("25P02", "current transaction is aborted, commands ignored until end of transaction block"));
   Result r;
@@ -75,6 +76,7 @@ void Server::exec(Context& ctx, const Sql& q) {
     case Query::Op::sleep: ctx.send_after(q.q.duration, ctx.self(), kSlept, q); return;
     case Query::Op::write: r = write(ctx, q.session, s, q.q); break;
     case Query::Op::lease: r = lease(ctx, q.session, s, q.q); break;
+    case Query::Op::holder: r = holder(ctx, q.session, s, q.q); break;
     case Query::Op::terminate: {
       const std::vector<std::int64_t> victims = terminate_backends(ctx, q.session, s, q.q.session);
       if (!victims.empty() && q.q.duration > Duration::zero()) return termination_wait(ctx, TerminateWait{q, victims, q.q.duration});
@@ -118,6 +120,7 @@ void Server::end_transaction(Context& ctx, std::int64_t id, Session& s) {
 /// idle_session_timeout, or idle_in_transaction_session_timeout inside a transaction.
 void Server::idle(Context& ctx, std::int64_t id, Session& s) {
   ++s.idle_gen;
+  s.state_change = ctx.now();
   const Duration t = s.in_tx ? s.idle_tx_timeout : s.idle_timeout;
   if (t > Duration::zero()) ctx.send_after(t, ctx.self(), kIdle, Tick{id, s.idle_gen});
 }
