@@ -20,6 +20,8 @@ const Atom kWriteRefused("db_write_refused");
 const Atom kCoordinator("coordinator_start");
 const Atom kBelief("leader_belief");
 const Atom kTakeover("coordinator_takeover");
+const Atom kRestart("db_restart");
+const Atom kReady("db_ready");
 const Atom kVictim("victim");
 const Atom kIdle("idle_ns");
 const Atom kTaken("taken");
@@ -267,7 +269,7 @@ class Reach {
   void read(const TraceEvent& e) {
     // Whether a candidate reaches the database changes only at these events: the rest of the
     // trace (most of it: messages, the coordinators' own work) leaves it as it was.
-    const bool start = is(e, kStart), coordinator = is(e, kCoordinator);
+    const bool start = is(e, kStart), coordinator = is(e, kCoordinator), restart = is(e, kRestart), ready = is(e, kReady);
     switch (e.kind) {
       case EventKind::node_down:
       case EventKind::node_up:
@@ -276,9 +278,11 @@ class Reach {
       case EventKind::partition:
       case EventKind::heal: break;
       default:
-        if (!start && !coordinator) return;
+        if (!start && !coordinator && !restart && !ready) return;
     }
     if (start) db_ = std::string(e.node.text());
+    if (restart) restarting_ = true;  // refusing connections until db_ready
+    if (ready || start) restarting_ = false;
     if (coordinator) candidates_.insert(std::string(e.node.text()));
     const std::string node(e.node.text());
     switch (e.kind) {
@@ -304,7 +308,7 @@ class Reach {
   }
 
   void update(Time at) {
-    const bool db_ok = !db_.empty() && !down_.contains(db_) && !paused_.contains(db_);
+    const bool db_ok = !db_.empty() && !restarting_ && !down_.contains(db_) && !paused_.contains(db_);
     const bool any = db_ok && std::any_of(candidates_.begin(), candidates_.end(), [&](const std::string& n) { return reaches(n); });
     if (any && !open_) open_ = at;
     if (!any && open_) {
@@ -318,6 +322,7 @@ class Reach {
   std::set<std::string> candidates_, down_, paused_;
   std::set<std::pair<std::string, std::string>> cut_;
   std::optional<Time> open_;
+  bool restarting_ = false;
 };
 
 /// Follows the leadership the database accepts writes from, and what takes it away. An epoch is

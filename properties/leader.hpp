@@ -34,6 +34,7 @@ namespace lic::properties {
 
 namespace leader {
 extern const Atom kStart, kSession, kSessionEnd, kLock, kUnlock, kLease, kWrite, kWriteRefused, kCoordinator, kBelief, kTakeover;
+extern const Atom kRestart, kReady;
 extern const Atom kSessionKey, kLockKey, kToken, kLatest, kSeq, kTable, kLoop, kTtl, kOn, kVariant, kTerm;
 extern const Atom kKeepaliveIdle, kKeepaliveInterval, kKeepaliveCount, kRetry, kQueryTimeout, kHeartbeatTimeout;
 extern const Atom kVictim, kIdle, kTaken;

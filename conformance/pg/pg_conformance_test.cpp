@@ -413,7 +413,15 @@ class Driver {
     faults::Degrade d;
     d.mode = Atom(mode == "fast" ? "restart" : "restart_immediate");
     ctx.send(ctx.whereis(kPostgres), faults::kDegrade, d);
-    ctx.sleep(100_ms);  // pg_ctl returns once the server accepts again
+    // pg_ctl returns once the server accepts again (its downtime: restart_downtime or
+    // immediate_downtime): a connection every 5 ms until one is taken.
+    for (int tries = 0; tries < 2000; ++tries) {
+      ctx.sleep(5_ms);
+      if (auto c = pg::Conn::connect(ctx, kPostgres, 1_s)) {
+        c->close(ctx);
+        return;
+      }
+    }
   }
 
   Outcome race(Context& ctx, const YAML::Node& s) {

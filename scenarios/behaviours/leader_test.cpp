@@ -1357,3 +1357,45 @@ TEST_CASE("takeover: pg_terminate_backend only signals - the lock try right afte
   CHECK(taken_w > 0);
   CHECK(missed_w == 0);
 }
+
+TEST_CASE("pg: a restart refuses connections for its downtime - fast and immediate each their own - traced db_restart and db_ready", "[leader][pg][restart]") {
+  const auto downtime_of = [](bool fast) {
+    pg::ServerConfig cfg = keepalive_60_10_3();
+    cfg.restart_downtime = 300_ms;
+    cfg.immediate_downtime = 3_s;  // crash recovery replaying WAL
+    World w(cfg);
+    w.run_to(1_s);
+    faults::Degrade d;
+    d.mode = Atom(fast ? "restart" : "restart_immediate");
+    w.sim.send(w.sim.whereis(kPostgres), faults::kDegrade, d);
+    std::optional<Time> accepted;
+    int refused = 0;
+    w.client(kC1, [&](Context& ctx) {
+      for (;;) {
+        if (auto c = connect(ctx)) {
+          accepted = ctx.now();
+          c->close(ctx);
+          return;
+        }
+        ++refused;
+        ctx.sleep(10_ms);
+      }
+    });
+    w.run_to(10_s);
+    const auto restarts = w.events("db_restart");
+    const auto ready = w.events("db_ready");
+    REQUIRE(restarts.size() == 1);
+    REQUIRE(ready.size() == 1);
+    CHECK(ready[0]->time - restarts[0]->time == (fast ? 300_ms : 3_s));
+    CHECK(refused > 0);
+    REQUIRE(accepted);
+    return *accepted - at(1_s);
+  };
+  const Duration fast = downtime_of(true);
+  const Duration immediate = downtime_of(false);
+  INFO("fast: accepted " << format_duration(fast) << " after the restart; immediate: " << format_duration(immediate));
+  CHECK(fast >= 300_ms);
+  CHECK(fast < 300_ms + 20_ms);  // the next try after it, and a connect's round trip
+  CHECK(immediate >= 3_s);
+  CHECK(immediate < 3_s + 20_ms);
+}

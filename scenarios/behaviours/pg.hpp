@@ -105,6 +105,13 @@ struct ServerConfig {
   Duration lock_timeout{};                 ///< 0: wait for ever; a blocking lock gives up (55P03)
   Duration deadlock_timeout = kSecond;     ///< a blocking lock looks for a deadlock after it (40P01); 0: never
   Duration query_latency = kMillisecond * 2;
+  /// How long a restart refuses connections, from its start until it accepts again: `pg_ctl
+  /// restart -m fast` (a shutdown checkpoint, then a start) and `-m immediate` (no checkpoint,
+  /// then crash recovery, which replays the WAL written since the last checkpoint). The defaults
+  /// are the recorder's cluster (conformance/pg: fsync off, nearly empty): 230 ms and 121 ms; a
+  /// durable cluster after 200,000 rows took 0.3-0.4 s and 2.7-3.8 s (docs/conformance-pg.md).
+  Duration restart_downtime = kMillisecond * 230;
+  Duration immediate_downtime = kMillisecond * 121;
   bool rst_on_node_crash = true;
   /// How a write with a fencing token is judged: strict, only with the lock's latest token while
   /// a session holds the lock; at_least, with a token no lower than the highest a write went

@@ -61,6 +61,7 @@ void Server::handle_info(Context& ctx, const Message& m) {
   if (m.tag == kBackendExit) return backend_exit(ctx, *m.payload.get<std::int64_t>());
   if (m.tag == kTerminateWait) return termination_looked(ctx, *m.payload.get<TerminateWait>());
   if (m.tag == kRewatch) return rewatch(ctx, *m.payload.get<std::int64_t>());
+  if (m.tag == kReady) return ready(ctx, *m.payload.get<std::uint64_t>());
   if (m.tag == faults::kDegrade) {
     const auto* d = m.payload.get<faults::Degrade>();
     if (d != nullptr && d->on && (d->mode == kRestart || d->mode == kRestartImmediate)) restart(ctx, d->mode == kRestart);
@@ -126,7 +127,7 @@ std::vector<BehaviourInfo> pg_behaviours() {
       "a simulated PostgreSQL: sessions over the network, advisory locks (session and transaction level, shared, "
       "blocking with lock_timeout), tables; a session ends at once on a close or a reset, after TCP keepalive or "
       "retransmission on a partition or a pause, or on its idle timeouts (docs/leader-election.md); degrade modes restart "
-      "(pg_ctl restart -m fast) and restart_immediate",
+      "(pg_ctl restart -m fast) and restart_immediate, each refusing connections for its downtime",
       {registered_as({"name", "string", "Postgres", "the name it registers"}),
        {"tcp_keepalives_idle", "duration", "7200s", "silence before the first keepalive probe (Linux's tcp_keepalive_time)"},
        {"tcp_keepalives_interval", "duration", "75s", "between probes (Linux's tcp_keepalive_intvl)"},
@@ -139,6 +140,11 @@ std::vector<BehaviourInfo> pg_behaviours() {
        {"lock_timeout", "duration", "0s", "0: wait for ever; a blocking pg_advisory_lock gives up after it (55P03)"},
        {"deadlock_timeout", "duration", "1s", "0: never look; how long a blocking lock waits before it looks for a deadlock (40P01)"},
        {"query_latency", "duration", "2ms", "how long a query takes at the server"},
+       {"restart_downtime", "duration", "230ms",
+        "degrade restart (pg_ctl restart -m fast): connections are refused this long (the recorder's cluster: 230 ms)"},
+       {"immediate_downtime", "duration", "121ms",
+        "degrade restart_immediate: connections are refused this long, crash recovery included (the recorder's cluster: 121 ms; "
+        "a durable one with WAL to replay: seconds)"},
        {"rst_on_node_crash", "bool", "true", "a client node's crash resets its connections at once (its OS does)"},
        {"fence", "strict|at_least|off", "strict",
         "a write's fencing token: strict, only the lock's latest while it is held; at_least, none lower than the highest "
@@ -164,6 +170,8 @@ std::vector<BehaviourInfo> pg_behaviours() {
         c.deadlock_timeout = a.duration("deadlock_timeout");
         c.query_latency = a.duration("query_latency");
         c.rst_on_node_crash = a.flag("rst_on_node_crash");
+        c.restart_downtime = a.duration("restart_downtime");
+        c.immediate_downtime = a.duration("immediate_downtime");
         const std::string fence = a.choice("fence");
         if (fence == "at_least") c.fence = pg::ServerConfig::Fence::at_least;
         if (fence == "off") c.fence = pg::ServerConfig::Fence::off;

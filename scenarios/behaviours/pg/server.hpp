@@ -29,6 +29,7 @@ inline const Atom kDeadlockCheck("$deadlock_timeout");  // server -> itself: a w
 inline const Atom kSlept("$slept");          // server -> itself: pg_sleep is over
 inline const Atom kBackendExit("$backend_exit");        // server -> itself: a terminated backend is gone
 inline const Atom kTerminateWait("$terminate_wait");    // server -> itself: pg_terminate_backend's wait looks again
+inline const Atom kReady("$ready");          // server -> itself: a restart is over, it accepts connections again
 
 inline const char* const kDefaultDb = "postgres";
 
@@ -153,6 +154,7 @@ class Server final : public Behaviour {
   void termination_wait(Context& ctx, TerminateWait w);
   void termination_looked(Context& ctx, const TerminateWait& w);
   void restart(Context& ctx, bool fast);
+  void ready(Context& ctx, std::uint64_t restart);
 
   // locks.cpp: advisory locks.
   unsigned held(const Key& key, std::int64_t id) const;
@@ -190,6 +192,8 @@ class Server final : public Behaviour {
   /// The draws of terminated backends' exit latencies (backend_exit_latency), made on the first
   /// pg_terminate_backend: a server never asked draws nothing, and a file never needs it pinned.
   std::optional<Rng> exit_rng_;
+  Time accepting_at_{};        // a restart refuses connections until then
+  std::uint64_t restarts_ = 0;  // the latest restart's number (its kReady says which)
 };
 
 }  // namespace lic::scenarios::pg::detail

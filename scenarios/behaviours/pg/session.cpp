@@ -28,6 +28,9 @@ namespace ev = properties::leader;
 
 CallReply Server::handle_call(Context& ctx, const Message& m, From) {
   if (m.tag != kConnect) return CallReply::reply(kAnswer);
+  // Restarting: nothing listens yet, or the startup process answers 57P03 ("the database system
+  // is starting up"); either way the client's connect fails.
+  if (ctx.now() < accepting_at_) return CallReply::reply(kAnswer);
   const Hello& h = *m.payload.get<Hello>();
   const std::int64_t id = ++d_->next_session;
   Session& s = sessions_[id];
@@ -257,6 +260,16 @@ void Server::restart(Context& ctx, bool fast) {
   std::vector<std::int64_t> ids;
   for (const auto& [id, s] : sessions_) ids.push_back(id);
   for (std::int64_t id : ids) end(ctx, id, "restart", fast ? "57P01" : "");
+  // Then it refuses connections for its downtime (a shutdown checkpoint and a start; or crash
+  // recovery): traced db_restart {mode, downtime}, and db_ready when it accepts again.
+  const Duration down = fast ? c_.restart_downtime : c_.immediate_downtime;
+  ctx.emit(ev::kRestart, {{Atom("mode"), Atom(fast ? "fast" : "immediate")}, {Atom("downtime_ns"), down.ns}});
+  accepting_at_ = std::max(accepting_at_, ctx.now() + down);
+  ctx.send_after(accepting_at_ - ctx.now(), ctx.self(), kReady, ++restarts_);
+}
+
+void Server::ready(Context& ctx, std::uint64_t restart) {
+  if (restart == restarts_) ctx.emit(ev::kReady);
 }
 
 }  // namespace lic::scenarios::pg::detail
