@@ -519,3 +519,25 @@ TEST_CASE("channel: set_preemption refuses a chance outside [0, 1] and a mean of
   CHECK_THROWS_AS(sim.set_preemption(n, Ratio::percent(5), Duration::zero()), std::invalid_argument);
   CHECK_NOTHROW(sim.set_preemption(n, Ratio::never(), Duration::zero()));
 }
+
+TEST_CASE("channel: preemption - the delay is true time on a node whose clock drifts", "[channel][preempt]") {
+  Simulation sim;
+  const Atom node = sim.options().default_node;
+  sim.set_clock(node, Duration::zero(), -500'000);  // the node's clock runs at half speed
+  sim.set_preemption(node, Ratio::always(), 10_ms);
+  const Chan c = sim.make_chan(0, Atom("c"));
+  Time woken_true, resumed_true;
+  sim.spawn([&](Context& ctx) {
+    ctx.chan_recv(c);
+    resumed_true = ctx.simulation().now();
+  });
+  sim.spawn([&](Context& ctx) {
+    ctx.sleep(1_s);
+    woken_true = ctx.simulation().now();
+    ctx.chan_send(c, 1);
+  });
+  sim.run();
+  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  REQUIRE(pre.size() == 1);
+  CHECK(resumed_true - woken_true == Duration{static_cast<std::int64_t>(pre[0]->msg)});
+}

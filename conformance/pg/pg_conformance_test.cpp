@@ -28,6 +28,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -422,6 +423,7 @@ class Driver {
         return;
       }
     }
+    throw std::runtime_error("the simulated server did not accept a connection within 10 s of the restart");
   }
 
   Outcome race(Context& ctx, const YAML::Node& s) {

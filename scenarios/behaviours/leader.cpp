@@ -209,8 +209,9 @@ class Coordinator final : public Behaviour {
     const pg::Result k = st.lock_conn->query(ctx, kill, st.c.query_timeout + st.c.takeover_wait);
     if (!k.ok()) return none;
     const pg::Result r = st.lock_conn->query(ctx, try_lock, st.c.query_timeout);
-    ctx.emit(ev::kTakeover, {{ev::kLockKey, st.c.lock_id}, {ev::kVictim, h.holder}, {ev::kIdle, h.idle.ns},
-                             {ev::kTaken, std::int64_t{r.ok() && r.value ? 1 : 0}}});
+    if (k.value)  // a backend was signalled (not one already gone)
+      ctx.emit(ev::kTakeover, {{ev::kLockKey, st.c.lock_id}, {ev::kVictim, h.holder}, {ev::kIdle, h.idle.ns},
+                               {ev::kTaken, std::int64_t{r.ok() && r.value ? 1 : 0}}});
     return r;
   }
 

@@ -331,8 +331,8 @@ Scenario gen_scenario() {
     const Duration skew = *rc::gen::arbitrary<bool>() ? gen_duration(100, false) : Duration{};
     s.nodes.push_back(NodeDecl{nodes.back(), *rc::gen::arbitrary<bool>() ? Duration::zero() - skew : skew,
                                *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<std::int64_t>(-500'000, 500'001) : 0});
-    if (const Ratio chance = gen_ratio(); chance.num != 0 && *rc::gen::arbitrary<bool>()) {
-      s.nodes.back().preempt = chance;  // written only with a chance above zero
+    if (*rc::gen::arbitrary<bool>()) {
+      s.nodes.back().preempt = gen_ratio();  // a chance of 0 is written too, with its mean
       s.nodes.back().preempt_mean = gen_duration(1'000, true);
     }
   }

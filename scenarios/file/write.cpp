@@ -263,14 +263,14 @@ void write_nodes(YAML::Emitter& y, const std::vector<NodeDecl>& nodes) {
   if (!nodes.empty()) {
     y << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
     for (const NodeDecl& n : nodes) {
-      if (n.clock_skew == Duration::zero() && n.drift_ppm == 0 && n.preempt.num == 0) {
+      if (n.clock_skew == Duration::zero() && n.drift_ppm == 0 && n.preempt.num == 0 && n.preempt_mean == Duration::zero()) {
         y << n.name;
         continue;
       }
       y << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
       if (n.clock_skew != Duration::zero()) y << YAML::Key << "clock_skew" << YAML::Value << signed_text(n.clock_skew);
       if (n.drift_ppm != 0) y << YAML::Key << "drift" << YAML::Value << std::to_string(n.drift_ppm) + "ppm";
-      if (n.preempt.num != 0) {
+      if (n.preempt.num != 0 || n.preempt_mean != Duration::zero()) {  // as written, a chance of 0 too
         y << YAML::Key << "preempt" << YAML::Value << YAML::Flow << YAML::BeginMap;
         y << YAML::Key << "chance" << YAML::Value << format_ratio(n.preempt);
         y << YAML::Key << "mean" << YAML::Value << format_duration(n.preempt_mean) << YAML::EndMap;
