@@ -45,7 +45,7 @@ type Outcome struct {
 	Drain         float64 // simulated seconds from SIGTERM to the end
 	PutSum        float64 // simulated seconds over all completed puts
 	Puts          int
-	Wakes         []float64 // CollectLoop's wake latencies, simulated seconds: from an event's send until it ran
+	Wakes         []float64 // CollectLoop's wake latencies, simulated seconds: from the send of an event that woke it (it had parked: nothing buffered) until it ran
 	TimerLate     []float64 // how late CollectLoop's batch timer woke it, simulated seconds (Go's timer granule and the CPU)
 }
 

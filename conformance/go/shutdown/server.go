@@ -181,6 +181,10 @@ func (m *Manager) CollectLoop() {
 		}
 	}
 	for {
+		// Nothing buffered: the select below parks CollectLoop until a send or its timer, and what
+		// it then waits before it runs is a wake latency. Events that queued in EventCh while it
+		// was busy (a flush waiting on UploadCh) are not wakes, and are not counted.
+		parked := len(m.EventCh) == 0
 		select {
 		case <-m.ctx.Done(): // cancelled: the open batch goes with it
 			if len(open) > 0 {
@@ -194,7 +198,9 @@ func (m *Manager) CollectLoop() {
 				}
 				return
 			}
-			m.ledger.woke(m.cfg.simSince(e.Sent, time.Now()))
+			if parked {
+				m.ledger.woke(m.cfg.simSince(e.Sent, time.Now()))
+			}
 			m.received++
 			if e.ID == 0 { // a handler's: its place on EventCh
 				e.ID = m.received
@@ -205,7 +211,9 @@ func (m *Manager) CollectLoop() {
 				continue
 			}
 		case <-timer.C:
-			m.ledger.timerLate(m.cfg.simSince(due, time.Now()))
+			if parked {
+				m.ledger.timerLate(m.cfg.simSince(due, time.Now()))
+			}
 		}
 		if !flush() {
 			return
