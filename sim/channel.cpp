@@ -257,10 +257,7 @@ void Simulation::Impl::preempt(Process* p, Atom chan) {
   const Duration d = r.exponential(n.preempt_mean);
   if (d <= Duration::zero()) return;
   note(EventKind::goroutine_preempt, p, p->pid, {}, {}, chan, static_cast<std::uint64_t>(d.ns));
-  // A CPU's delay is true time: wait() reads its timeout on the node's clock, which may drift.
-  __extension__ using Wide = __int128;
-  const Duration on_clock = n.drift_ppm == 0 ? d : Duration{NodeState::clamped(static_cast<Wide>(d.ns) * (1'000'000 + n.drift_ppm) / 1'000'000)};
-  wait(p, [](const Message&) { return false; }, on_clock);
+  wait(p, [](const Message&) { return false; }, n.from_true(d));  // a CPU's delay is true time
 }
 
 namespace {

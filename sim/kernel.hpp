@@ -167,6 +167,13 @@ struct NodeState {
     __extension__ using Wide = __int128;
     return Duration{clamped(static_cast<Wide>(d.ns) * 1'000'000 / (1'000'000 + drift_ppm))};
   }
+  /// How long `d` of true time lasts on this node's clock (to_true's inverse): a CPU's delay
+  /// is true time, and a wait reads its timeout on the node's clock.
+  Duration from_true(Duration d) const {
+    if (drift_ppm == 0 || d == Duration::max()) return d;
+    __extension__ using Wide = __int128;
+    return Duration{clamped(static_cast<Wide>(d.ns) * (1'000'000 + drift_ppm) / 1'000'000)};
+  }
   /// A 128-bit product held to 64 bits (a drift of -50 % doubles a duration).
   __extension__ using Wide128 = __int128;
   static std::int64_t clamped(Wide128 ns) {
