@@ -20,8 +20,37 @@ import (
 	"time"
 )
 
-// settle lets goroutines started just before reach the point where they block.
-func settle() { time.Sleep(20 * time.Millisecond) }
+// settle lets goroutines started just before reach the point where they block. A sleep alone
+// is not enough on a loaded machine (a go-live run once saw a goroutine not yet blocked after
+// 20 ms), so it then waits, up to half a second more, until no other goroutine is running or
+// runnable: runtime.Stack names each one's state.
+func settle() {
+	time.Sleep(20 * time.Millisecond)
+	for i := 0; i < 500 && !othersWaiting(); i++ {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// othersWaiting is true when every goroutine but the caller is waiting (on a channel, a
+// select, a semaphore or a sleep). runtime.Stack lists the caller first.
+func othersWaiting() bool {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	first := true
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
+		if !strings.HasPrefix(line, "goroutine ") {
+			continue
+		}
+		if first {
+			first = false
+			continue
+		}
+		if strings.Contains(line, "[running]") || strings.Contains(line, "[runnable]") {
+			return false
+		}
+	}
+	return true
+}
 
 // panicText runs f and returns `panic "text"` if it panics, or "no panic".
 func panicText(f func()) (out string) {
@@ -230,9 +259,12 @@ func errText(err error) string {
 func contextTimeoutErr() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	before := errText(ctx.Err())
-	start := time.Now()
+	// Against the context's own deadline: a clock read taken after
+	// WithTimeout returned starts late on a loaded machine, and the wait
+	// then looks shorter than 50 ms though Done() closed on time.
+	deadline, _ := ctx.Deadline()
 	<-ctx.Done()
-	waited := time.Since(start) >= 50*time.Millisecond
+	waited := !time.Now().Before(deadline)
 	after := errText(ctx.Err())
 	cancel()
 	return fmt.Sprintf("Err() %s before - Done() closed at the deadline: %t - Err() %s - after cancel() still %s",
