@@ -61,6 +61,7 @@ void Server::handle_info(Context& ctx, const Message& m) {
   if (m.tag == kBackendExit) return backend_exit(ctx, *m.payload.get<std::int64_t>());
   if (m.tag == kTerminateWait) return termination_looked(ctx, *m.payload.get<TerminateWait>());
   if (m.tag == kRewatch) return rewatch(ctx, *m.payload.get<std::int64_t>());
+  if (m.tag == kOrphanFin) return orphan_fin(ctx, *m.payload.get<Tick>());
   if (m.tag == kReady) return ready(ctx, *m.payload.get<std::uint64_t>());
   if (m.tag == faults::kDegrade) {
     const auto* d = m.payload.get<faults::Degrade>();

@@ -23,6 +23,7 @@ namespace lic::scenarios::pg::detail {
 // The server's messages to itself.
 inline const Atom kExec("$exec");            // server -> itself: a query's latency is over
 inline const Atom kRewatch("$rewatch");      // server -> itself: look again at a client contact was lost with
+inline const Atom kOrphanFin("$orphan_fin");  // server -> itself: the dead client's OS sends its FIN again (a Tick)
 inline const Atom kIdle("$idle");            // server -> itself: idle_session_timeout / idle_in_transaction_session_timeout
 inline const Atom kLockWait("$lock_timeout");// server -> itself: a waiting lock's lock_timeout
 inline const Atom kDeadlockCheck("$deadlock_timeout");  // server -> itself: a waiting lock looks for a deadlock
@@ -92,6 +93,9 @@ struct Session {
   Keepalive ka;
   Duration idle_timeout{}, idle_tx_timeout{}, lock_timeout{}, deadlock_timeout{};
   Outbox<Answer> out;
+  /// The client died behind a cut of its connection: its OS keeps the socket as an orphan and
+  /// sends its FIN again on the retransmission timer (tcp_orphan_retries) until it gets through.
+  Outbox<OrphanFin> fin;
   std::set<std::uint64_t> seen;  // query ids received (the client sends again until acknowledged)
   std::set<Key> keys;            // keys it holds or waits for
   bool in_tx = false;
@@ -145,6 +149,10 @@ class Server final : public Behaviour {
   void idle_timeout(Context& ctx, const Tick& t);
   void down(Context& ctx, const Message& m);
   void rewatch(Context& ctx, std::int64_t id);
+  void orphan_fin(Context& ctx, const Tick& t);
+  /// The path to this session's client: its node's (path_open) and its own connection's (a cut
+  /// of one process, Simulation::cut_process).
+  static bool reachable(Context& ctx, const Session& s);
   /// The path to a client's node carries both ways (TCP's view: a probe gets there and its answer
   /// back), whatever distributed Erlang has noticed (under net ticks a cut goes unseen a while).
   static bool path_open(Context& ctx, Atom node);

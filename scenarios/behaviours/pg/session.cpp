@@ -139,11 +139,19 @@ void Server::idle_timeout(Context& ctx, const Tick& t) {
 
 /// The client's connection process is gone: at once when its OS reset the connection (the
 /// process died, or its node crashed and rst_on_node_crash), never when contact was lost
-/// (a partition): keepalive tells then, or the client's OS once the path is back.
+/// (a partition): keepalive tells then, or the client's OS once the path is back. A client
+/// that died while its own connection was cut sent its FIN into the cut: its OS sends it again
+/// on the retransmission timer (orphan_fin), and the session ends when one gets through.
 void Server::down(Context& ctx, const Message& m) {
   for (auto& [id, s] : sessions_) {
     if (s.monitor != m.ref) continue;
     const bool lost_contact = m.reason == Reason::noconnection();
+    if (!lost_contact && ctx.simulation().process_cut(s.client)) {
+      s.monitor = Ref{};
+      if (s.fin.add(ctx.now(), OrphanFin{}))
+        ctx.send_after(linux_timer(ctx.now(), s.fin.rto), ctx.self(), kOrphanFin, Tick{id, s.fin.gen});
+      return;
+    }
     if (!lost_contact) return end(ctx, id, m.reason.is_clean() ? "closed" : "reset");
     if (c_.rst_on_node_crash && !ctx.node_up(s.node)) return end(ctx, id, "reset");
     s.monitor = Ref{};
@@ -166,6 +174,23 @@ void Server::rewatch(Context& ctx, std::int64_t id) {
 bool Server::path_open(Context& ctx, Atom node) {
   Simulation& sim = ctx.simulation();
   return ctx.node_up(node) && !sim.blocked(ctx.node(), node) && !sim.blocked(node, ctx.node());
+}
+
+bool Server::reachable(Context& ctx, const Session& s) {
+  return path_open(ctx, s.node) && !ctx.simulation().process_cut(s.client);
+}
+
+/// The dead client's orphaned socket sends its FIN again: through, the session ends as a client
+/// that closed ends (the backend reads end of file); still cut, again after twice as long, until
+/// kOrphanRetries. Then the orphan is gone, and the session waits for its own keepalive (or an
+/// answer sent again) to meet the client's OS, which resets it (keepalive(), retransmit()).
+void Server::orphan_fin(Context& ctx, const Tick& t) {
+  const auto it = sessions_.find(t.session);
+  if (it == sessions_.end() || it->second.fin.gen != t.gen) return;
+  Session& s = it->second;
+  if (reachable(ctx, s)) return end(ctx, t.session, "closed");
+  const std::optional<Duration> next = s.fin.fire(ctx.now(), Duration::zero(), kOrphanRetries);
+  if (next) ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kOrphanFin, Tick{t.session, s.fin.gen});
 }
 
 /// The session ends: its locks go, what it waited for is forgotten. `bye`: what the server

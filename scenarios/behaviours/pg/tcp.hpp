@@ -100,6 +100,17 @@ struct Outbox {
   }
 };
 
+/// The FIN an orphaned socket sends again (Outbox's segment: nothing but the timer's state).
+struct OrphanFin {
+  std::uint64_t qid = 0;
+};
+
+/// tcp_orphan_retries: 0, Linux's default, means 8 (tcp_orphan_retries() in net/ipv4/tcp_timer.c):
+/// an orphan's unacknowledged FIN is sent again until retransmission_timeout(8), 102.2 s after
+/// the first resend, has passed; then the socket is gone without a word, and the peer learns of it
+/// only when it sends something (its keepalive probe, or data) and gets a reset.
+inline constexpr std::int64_t kOrphanRetries = 8;
+
 /// How long a client's OS holds back the ACK of an answer, hoping to send it with its next
 /// query (Linux's delayed ACK in an interactive exchange: TCP_DELACK_MIN, HZ/25). Measured on the
 /// recording machine (docs/conformance-pg.md, cut_inside_delayed_ack): a cut 35 ms after an

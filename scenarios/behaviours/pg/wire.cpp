@@ -38,7 +38,7 @@ void Server::keepalive(Context& ctx, const Tick& t) {
   if (step.what == Keepalive::Do::dead) return end(ctx, t.session, "keepalive", std::string());  // with a reset
   if (step.what == Keepalive::Do::probe) {
     // The client's OS answers a probe for a socket it no longer has with a reset.
-    if (!ctx.alive(s.client) && path_open(ctx, s.node))
+    if (!ctx.alive(s.client) && reachable(ctx, s))
       return end(ctx, t.session, "reset");
     ctx.send(s.client, kProbe, t.session);
   }
@@ -64,6 +64,8 @@ void Server::retransmit(Context& ctx, const Tick& t) {
   Session& s = it->second;
   const std::optional<Duration> next = s.out.fire(ctx.now(), s.ka.user_timeout, c_.tcp_retries2);
   if (!next) return end(ctx, t.session, "retransmit");  // the OS gives up without a reset
+  // The client's OS answers data for a socket it no longer has with a reset.
+  if (!ctx.alive(s.client) && reachable(ctx, s)) return end(ctx, t.session, "reset");
   for (const Answer& a : s.out.segs) ctx.send(s.client, kAnswer, a);
   ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{t.session, s.out.gen});
 }
