@@ -540,3 +540,34 @@ TEST_CASE("streams: a seed-bound shrunk file gains the one pin its failure needs
   CHECK(none.pinned.empty());
   CHECK(free.streams.empty());
 }
+
+TEST_CASE("a repeating fault whose first firing does not fail is tried as one later firing alone - the pool's netsplit at 0 s and 1,240 s becomes one", "[shrink]") {
+  // What a shrink of rare_pool_netsplit_intensity kept from one seed before this pass: the
+  // netsplit's last two injections as a pair (`every` their gap), of which only the second,
+  // 60 s before the crash, matters. Dropping `every` keeps the first firing alone, which passes.
+  const ParseResult p = parse_scenario(
+      "scenario: pair\nseed: 1\nphases: {chaos: 22m}\nnodes: [app, db]\ntrees:\n"
+      "  - id: root\n    node: app\n    supervisor: {strategy: one_for_one, intensity: 3, period: 10s}\n    children:\n"
+      "      - {id: conn1, behaviour: peer, args: {peer: db, interval: 5s, crash_on_disconnect: true}}\n"
+      "      - {id: conn2, behaviour: peer, args: {peer: db, interval: 5s, crash_on_disconnect: true}}\n"
+      "      - {id: conn3, behaviour: peer, args: {peer: db, interval: 5s, crash_on_disconnect: true}}\n"
+      "      - {id: api, behaviour: idle}\n"
+      "  - id: database\n    node: db\n    supervisor: {strategy: one_for_one}\n    children: [{id: server, behaviour: peer, args: {name: db}}]\n"
+      "faults:\n"
+      "  - {name: netsplit, at: 0s, every: 1240s, partition: [app], to: [db], duration: 54s}\n"
+      "  - {name: api_bug, at: 1300s, crash: /root/api, reason: \"{error,badarg}\"}\n"
+      "fix: {tree: {/root: {intensity: 10}}}\nchecks: [no_escalation]\n",
+      "pair.yaml");
+  REQUIRE(p.ok());
+  const RunResult before = run(p.scenario);
+  REQUIRE_FALSE(check_named(before, "no_escalation").passed);
+  const ShrinkResult r = shrink(p.scenario);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  const auto split = std::find_if(r.scenario.faults.begin(), r.scenario.faults.end(),
+                                  [](const faults::Fault& f) { return f.name == "netsplit"; });
+  REQUIRE(split != r.scenario.faults.end());
+  CHECK_FALSE(split->every);
+  CHECK(r.scenario.duration < kSecond * 120);  // the pair moved to the start together
+  CHECK(r.after.events <= 432);  // within 1.5x of the hand-made minimal's 288
+}
