@@ -50,8 +50,8 @@ void Server::handle_info(Context& ctx, const Message& m) {
   }
   if (m.tag == kDataAck) return data_acked(ctx, *m.payload.get<std::pair<std::int64_t, std::uint64_t>>());
   if (m.tag == kClientProbe) return client_probe(ctx, *m.payload.get<std::pair<std::int64_t, Pid>>());
-  if (m.tag == kClose) return end(ctx, *m.payload.get<std::int64_t>(), "closed");
-  if (m.tag == kRst) return end(ctx, *m.payload.get<std::int64_t>(), "reset");
+  if (m.tag == kClose) return socket_end(ctx, *m.payload.get<std::int64_t>(), "closed");
+  if (m.tag == kRst) return socket_end(ctx, *m.payload.get<std::int64_t>(), "reset");
   if (m.tag == kKeepalive) return keepalive(ctx, *m.payload.get<Tick>());
   if (m.tag == kRto) return retransmit(ctx, *m.payload.get<Tick>());
   if (m.tag == kIdle) return idle_timeout(ctx, *m.payload.get<Tick>());

@@ -102,6 +102,12 @@ struct Session {
   bool tx_failed = false;        // a statement failed in the transaction: the rest fail until it ends
   bool busy = false;             // a statement runs, waits for a lock, or sleeps
   bool terminating = false;      // signalled by pg_terminate_backend: it ends at kBackendExit
+  /// The connection ended (the client's close or reset, keepalive or retransmission gave up)
+  /// while a statement ran: the backend reads or writes its socket only when the statement is
+  /// over, and ends then (finish), holding its locks until then (client_connection_check_interval
+  /// is 0, PostgreSQL's default). Why, and what the server then tells the client.
+  const char* gone = nullptr;
+  std::optional<std::string> gone_bye;
   Time state_change{};           // pg_stat_activity.state_change: when it last went active or idle
   std::uint64_t idle_gen = 0;
 };
@@ -157,6 +163,9 @@ class Server final : public Behaviour {
   /// back), whatever distributed Erlang has noticed (under net ticks a cut goes unseen a while).
   static bool path_open(Context& ctx, Atom node);
   void end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye = std::nullopt);
+  /// The connection ended under the backend (end's arguments): at once when it is idle, when its
+  /// statement is over when one runs (Session::gone).
+  void socket_end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye = std::nullopt);
   std::vector<std::int64_t> terminate_backends(Context& ctx, std::int64_t asker, const Session& s, std::int64_t victim);
   void backend_exit(Context& ctx, std::int64_t id);
   void termination_wait(Context& ctx, TerminateWait w);

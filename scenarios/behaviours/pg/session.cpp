@@ -100,6 +100,8 @@ void Server::finish(Context& ctx, const Sql& q, const Result& r) {
   // A backend sent SIGTERM answers nothing more: it dies at its next interrupt check (a
   // pg_sleep, a lock wait, its own pg_terminate_backend), and its client sees the connection end.
   if (s.terminating) return;
+  // The connection ended while it ran: the answer meets a closed socket, and the backend ends.
+  if (s.gone != nullptr) return end(ctx, q.session, s.gone, s.gone_bye);
   s.busy = false;
   if (s.in_tx && r.status == Result::Status::sql_error) s.tx_failed = true;
   if (!s.in_tx || s.tx_failed) release_level(ctx, q.session, s, 1);
@@ -152,8 +154,11 @@ void Server::down(Context& ctx, const Message& m) {
         ctx.send_after(linux_timer(ctx.now(), s.fin.rto), ctx.self(), kOrphanFin, Tick{id, s.fin.gen});
       return;
     }
-    if (!lost_contact) return end(ctx, id, m.reason.is_clean() ? "closed" : "reset");
-    if (c_.rst_on_node_crash && !ctx.node_up(s.node)) return end(ctx, id, "reset");
+    if (!lost_contact) {
+      s.monitor = Ref{};
+      return socket_end(ctx, id, m.reason.is_clean() ? "closed" : "reset");
+    }
+    if (c_.rst_on_node_crash && !ctx.node_up(s.node)) return socket_end(ctx, id, "reset");
     s.monitor = Ref{};
     ctx.send_after(kSecond, ctx.self(), kRewatch, id);
     return;
@@ -188,7 +193,7 @@ void Server::orphan_fin(Context& ctx, const Tick& t) {
   const auto it = sessions_.find(t.session);
   if (it == sessions_.end() || it->second.fin.gen != t.gen) return;
   Session& s = it->second;
-  if (reachable(ctx, s)) return end(ctx, t.session, "closed");
+  if (reachable(ctx, s)) return socket_end(ctx, t.session, "closed");
   const std::optional<Duration> next = s.fin.fire(ctx.now(), Duration::zero(), kOrphanRetries);
   if (next) ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kOrphanFin, Tick{t.session, s.fin.gen});
 }
@@ -209,6 +214,18 @@ void Server::end(Context& ctx, std::int64_t id, const char* why, std::optional<s
   sessions_.erase(id);
   if (bye) ctx.send(s.client, kBye, Bye{*bye});
   ctx.emit(ev::kSessionEnd, {{ev::kSessionKey, id}, {keys::kNode, s.node}, {keys::kWhy, Atom(why)}});
+}
+
+void Server::socket_end(Context& ctx, std::int64_t id, const char* why, std::optional<std::string> bye) {
+  const auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  if (!it->second.busy) return end(ctx, id, why, std::move(bye));
+  if (it->second.gone != nullptr) return;
+  it->second.gone = why;
+  it->second.gone_bye = std::move(bye);
+  ++it->second.ka.gen;   // its timers have nothing left to watch
+  ++it->second.out.gen;
+  ++it->second.fin.gen;
 }
 
 /// pg_terminate_backend: the session `victim`, or (0) every other session from the asker's node.

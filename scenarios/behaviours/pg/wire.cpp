@@ -35,11 +35,11 @@ void Server::keepalive(Context& ctx, const Tick& t) {
   if (it == sessions_.end() || it->second.ka.gen != t.gen) return;
   Session& s = it->second;
   const Keepalive::Step step = s.ka.step(ctx.now(), !s.out.segs.empty());
-  if (step.what == Keepalive::Do::dead) return end(ctx, t.session, "keepalive", std::string());  // with a reset
+  if (step.what == Keepalive::Do::dead) return socket_end(ctx, t.session, "keepalive", std::string());  // with a reset
   if (step.what == Keepalive::Do::probe) {
     // The client's OS answers a probe for a socket it no longer has with a reset.
     if (!ctx.alive(s.client) && reachable(ctx, s))
-      return end(ctx, t.session, "reset");
+      return socket_end(ctx, t.session, "reset");
     ctx.send(s.client, kProbe, t.session);
   }
   arm(ctx, t.session, s, step.next);
@@ -63,9 +63,9 @@ void Server::retransmit(Context& ctx, const Tick& t) {
   if (it == sessions_.end() || it->second.out.gen != t.gen || it->second.out.segs.empty()) return;
   Session& s = it->second;
   const std::optional<Duration> next = s.out.fire(ctx.now(), s.ka.user_timeout, c_.tcp_retries2);
-  if (!next) return end(ctx, t.session, "retransmit");  // the OS gives up without a reset
+  if (!next) return socket_end(ctx, t.session, "retransmit");  // the OS gives up without a reset
   // The client's OS answers data for a socket it no longer has with a reset.
-  if (!ctx.alive(s.client) && reachable(ctx, s)) return end(ctx, t.session, "reset");
+  if (!ctx.alive(s.client) && reachable(ctx, s)) return socket_end(ctx, t.session, "reset");
   for (const Answer& a : s.out.segs) ctx.send(s.client, kAnswer, a);
   ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{t.session, s.out.gen});
 }
