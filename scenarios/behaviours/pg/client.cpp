@@ -62,9 +62,9 @@ class ConnProc final : public Behaviour {
     const std::uint64_t qid = ++next_qid_;
     pending_[qid] = from;
     ack_now(ctx);  // the query carries the ACK held back
-    const Sql sql{session_, qid, ctx.self(), q, out_.segs.empty() ? qid : out_.segs.front().qid};
+    const Sql sql{session_, qid, ctx.self(), q, out_->segs.empty() ? qid : out_->segs.front().qid};
     ctx.send(server_, kSql, sql);
-    if (out_.add(ctx.now(), sql)) ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
+    if (out_->add(ctx.now(), sql)) ctx.send_after(linux_timer(ctx.now(), out_->rto), ctx.self(), kRto, Tick{0, out_->gen});
     ctx.send_after(timeout, ctx.self(), kQueryTimeout, qid);
     return CallReply::noreply();
   }
@@ -93,8 +93,8 @@ class ConnProc final : public Behaviour {
       received(ctx, a.qid);
       answer(ctx, a.qid, a.r);
     } else if (m.tag == kDataAck) {
-      if (out_.acked(ctx.now(), m.payload.get<std::pair<std::int64_t, std::uint64_t>>()->second))
-        ctx.send_after(linux_timer(ctx.now(), out_.rto), ctx.self(), kRto, Tick{0, out_.gen});
+      if (out_->acked(ctx.now(), m.payload.get<std::pair<std::int64_t, std::uint64_t>>()->second))
+        ctx.send_after(linux_timer(ctx.now(), out_->rto), ctx.self(), kRto, Tick{0, out_->gen});
     } else if (m.tag == kBye) {
       lost(ctx, m.payload.get<Bye>()->sqlstate);
     }
@@ -102,7 +102,7 @@ class ConnProc final : public Behaviour {
 
  private:
   CallReply open(Context& ctx) {
-    const Hello h{ctx.self(), ctx.node(), o_.database, o_.set};
+    const Hello h{ctx.self(), ctx.node(), o_.database, o_.set, out_};
     const CallResult r = ctx.call(server_, kConnect, h, kSecond * 10);
     if (!r.ok() || r.reply->payload.get<std::int64_t>() == nullptr) {
       ctx.stop(Reason::normal());
@@ -146,7 +146,7 @@ class ConnProc final : public Behaviour {
 
   void keepalive(Context& ctx, const Tick& t) {
     if (dead_ || t.gen != ka_.gen) return;
-    const Keepalive::Step step = ka_.step(ctx.now(), !out_.segs.empty());
+    const Keepalive::Step step = ka_.step(ctx.now(), !out_->segs.empty());
     if (step.what == Keepalive::Do::dead) {
       ctx.send(server_, kRst, session_);  // the client's OS resets it (lost if the path is cut)
       return lost(ctx, {});
@@ -159,11 +159,11 @@ class ConnProc final : public Behaviour {
   }
 
   void retransmit(Context& ctx, const Tick& t) {
-    if (dead_ || t.gen != out_.gen || out_.segs.empty()) return;
-    const std::optional<Duration> next = out_.fire(ctx.now(), o_.tcp_user_timeout, o_.tcp_retries2);
+    if (dead_ || t.gen != out_->gen || out_->segs.empty()) return;
+    const std::optional<Duration> next = out_->fire(ctx.now(), o_.tcp_user_timeout, o_.tcp_retries2);
     if (!next) return lost(ctx, {});  // ETIMEDOUT
-    for (const Sql& q : out_.segs) ctx.send(server_, kSql, q);
-    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{0, out_.gen});
+    for (const Sql& q : out_->segs) ctx.send(server_, kSql, q);
+    ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kRto, Tick{0, out_->gen});
   }
 
   /// The connection is gone (`fatal`: the SQLSTATE of the FATAL the server sent first, if any):
@@ -171,8 +171,8 @@ class ConnProc final : public Behaviour {
   /// SQLSTATE (the result has none: connection_lost); its text comes first in the message.
   void lost(Context& ctx, const std::string& fatal) {
     dead_ = fatal;
-    out_.segs.clear();
-    ++out_.gen;
+    out_->segs.clear();
+    ++out_->gen;
     for (const auto& [qid, from] : std::map<std::uint64_t, From>(pending_)) answer(ctx, qid, gone());
   }
 
@@ -203,7 +203,7 @@ class ConnProc final : public Behaviour {
   std::uint64_t next_qid_ = 0;
   std::map<std::uint64_t, From> pending_;
   Keepalive ka_;
-  Outbox<Sql> out_;
+  std::shared_ptr<Outbox<Sql>> out_ = std::make_shared<Outbox<Sql>>();  // the OS's: the server's model of an orphan reads it (Hello::sent)
   std::uint64_t highest_got_ = 0;          // the latest answer received
   std::vector<std::uint64_t> held_acks_;   // answers received whose ACK is held back (delayed ACK)
   std::uint64_t delack_gen_ = 0;           // a stale delayed-ACK timer carries an older one

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -93,9 +94,12 @@ struct Session {
   Keepalive ka;
   Duration idle_timeout{}, idle_tx_timeout{}, lock_timeout{}, deadlock_timeout{};
   Outbox<Answer> out;
+  /// The client OS's send buffer (Hello::sent).
+  std::shared_ptr<const Outbox<Sql>> sent;
   /// The client died behind a cut of its connection: its OS keeps the socket as an orphan and
-  /// sends its FIN again on the retransmission timer (tcp_orphan_retries) until it gets through.
-  Outbox<OrphanFin> fin;
+  /// sends what it had not got acknowledged (these queries, on their own timer) and its FIN
+  /// again on the retransmission timer (tcp_orphan_retries) until they get through.
+  Outbox<Sql> fin;
   std::set<std::uint64_t> seen;  // query ids received (the client sends again until acknowledged)
   std::set<Key> keys;            // keys it holds or waits for
   bool in_tx = false;
@@ -155,6 +159,7 @@ class Server final : public Behaviour {
   void idle_timeout(Context& ctx, const Tick& t);
   void down(Context& ctx, const Message& m);
   void rewatch(Context& ctx, std::int64_t id);
+  void orphaned(Context& ctx, std::int64_t id, Session& s);
   void orphan_fin(Context& ctx, const Tick& t);
   /// The path to this session's client: its node's (path_open) and its own connection's (a cut
   /// of one process, Simulation::cut_process).

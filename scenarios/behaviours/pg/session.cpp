@@ -37,6 +37,7 @@ CallReply Server::handle_call(Context& ctx, const Message& m, From) {
   s.client = h.client;
   s.node = h.node;
   s.db = h.db;
+  s.sent = h.sent;
   s.monitor = ctx.monitor(h.client);
   s.ka.idle = h.set.tcp_keepalives_idle.value_or(c_.keepalive_idle);
   s.ka.interval = h.set.tcp_keepalives_interval.value_or(c_.keepalive_interval);
@@ -150,8 +151,7 @@ void Server::down(Context& ctx, const Message& m) {
     const bool lost_contact = m.reason == Reason::noconnection();
     if (!lost_contact && ctx.simulation().process_cut(s.client)) {
       s.monitor = Ref{};
-      if (s.fin.add(ctx.now(), OrphanFin{}))
-        ctx.send_after(linux_timer(ctx.now(), s.fin.rto), ctx.self(), kOrphanFin, Tick{id, s.fin.gen});
+      orphaned(ctx, id, s);
       return;
     }
     if (!lost_contact) {
@@ -185,15 +185,34 @@ bool Server::reachable(Context& ctx, const Session& s) {
   return path_open(ctx, s.node) && !ctx.simulation().process_cut(s.client);
 }
 
-/// The dead client's orphaned socket sends its FIN again: through, the session ends as a client
-/// that closed ends (the backend reads end of file); still cut, again after twice as long, until
+/// The client died behind a cut: its FIN was lost, and its OS keeps the socket as an orphan.
+/// Queries it had not got acknowledged go again on their own timer, where it stands, the FIN
+/// behind them; with none, the FIN alone on a timer started now.
+void Server::orphaned(Context& ctx, std::int64_t id, Session& s) {
+  if (s.sent && !s.sent->segs.empty()) {
+    s.fin = *s.sent;
+    ++s.fin.gen;
+    const Time due = s.fin.armed_at + linux_timer(s.fin.armed_at, s.fin.armed_for);
+    ctx.send_after(std::max(due - ctx.now(), Duration::zero()), ctx.self(), kOrphanFin, Tick{id, s.fin.gen});
+    return;
+  }
+  s.fin.arm(ctx.now());
+  ctx.send_after(linux_timer(ctx.now(), s.fin.rto), ctx.self(), kOrphanFin, Tick{id, s.fin.gen});
+}
+
+/// The dead client's orphaned socket sends again: through, its queries arrive (and run), then
+/// its FIN, and the session ends as a client that closed ends (the backend reads end of file,
+/// after the statements: socket_end); still cut, again after twice as long, until
 /// kOrphanRetries. Then the orphan is gone, and the session waits for its own keepalive (or an
 /// answer sent again) to meet the client's OS, which resets it (keepalive(), retransmit()).
 void Server::orphan_fin(Context& ctx, const Tick& t) {
   const auto it = sessions_.find(t.session);
   if (it == sessions_.end() || it->second.fin.gen != t.gen) return;
   Session& s = it->second;
-  if (reachable(ctx, s)) return socket_end(ctx, t.session, "closed");
+  if (reachable(ctx, s)) {
+    for (const Sql& q : std::vector<Sql>(s.fin.segs)) sql(ctx, q);
+    return socket_end(ctx, t.session, "closed");
+  }
   const std::optional<Duration> next = s.fin.fire(ctx.now(), Duration::zero(), kOrphanRetries);
   if (next) ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kOrphanFin, Tick{t.session, s.fin.gen});
 }

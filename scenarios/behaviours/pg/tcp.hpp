@@ -61,17 +61,31 @@ struct Outbox {
   std::int64_t retransmits = 0;
   std::uint64_t gen = 0;
   bool armed = false;
+  Time armed_at{};      // when the timer was last armed...
+  Duration armed_for{};  // ...and for how long (before the timer wheel's rounding)
 
   /// A new segment; true when the timer must be armed (`rto` from now).
   bool add(Time now, Segment seg) {
     segs.push_back(std::move(seg));
     if (armed) return false;
     first = now;
+    armed_at = now;
     rto = kRtoInitial;
+    armed_for = rto;
     retransmits = 0;
     armed = true;
     ++gen;
     return true;
+  }
+  /// The timer armed with nothing queued: a FIN alone (an orphan's), `rto` from now.
+  void arm(Time now) {
+    first = now;
+    armed_at = now;
+    rto = kRtoInitial;
+    armed_for = rto;
+    retransmits = 0;
+    armed = true;
+    ++gen;
   }
   /// The other side acknowledged `qid`; true when the timer must be armed again (`rto` from now).
   bool acked(Time now, std::uint64_t qid) {
@@ -79,7 +93,9 @@ struct Outbox {
     ++gen;
     armed = !segs.empty();
     first = now;
+    armed_at = now;
     rto = kRtoInitial;
+    armed_for = rto;
     retransmits = 0;
     return armed;
   }
@@ -96,13 +112,10 @@ struct Outbox {
     Duration next = rto;
     if (user_timeout > Duration::zero()) next = std::max(std::min(next, limit - elapsed), kMillisecond);  // tcp_clamp_rto_to_user_timeout
     ++gen;
+    armed_at = now;
+    armed_for = next;
     return next;
   }
-};
-
-/// The FIN an orphaned socket sends again (Outbox's segment: nothing but the timer's state).
-struct OrphanFin {
-  std::uint64_t qid = 0;
 };
 
 /// tcp_orphan_retries: 0, Linux's default, means 8 (tcp_orphan_retries() in net/ipv4/tcp_timer.c):

@@ -7,10 +7,12 @@
 // of the connection (wire.cpp) and its sessions' (session.cpp); the client's end is client.cpp.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "scenarios/behaviours/pg.hpp"
+#include "scenarios/behaviours/pg/tcp.hpp"
 
 namespace lic::scenarios::pg::detail {
 
@@ -34,19 +36,23 @@ inline const Atom kDelAck("$delack");        // the client's delayed-ACK timer
 
 inline const char* const kNoConnection = "ConnectionDoesNotExistError";
 
-struct Hello {
-  Pid client;
-  Atom node;
-  std::string db;
-  SessionSettings set;
-};
-
 struct Sql {
   std::int64_t session = 0;
   std::uint64_t qid = 0;
   Pid reply_to;
   Query q;
   std::uint64_t unacked_from = 0;  // the client's oldest unacknowledged answer... of its own queries: the server forgets older ids
+};
+
+struct Hello {
+  Pid client;
+  Atom node;
+  std::string db;
+  SessionSettings set;
+  /// The client OS's send buffer: the queries sent and not yet acknowledged, with their
+  /// retransmission timer. The OS's, not the process's: it outlives a client killed behind a
+  /// cut, and the server's model of that orphan resends them (Server::down, orphan_fin).
+  std::shared_ptr<const Outbox<Sql>> sent;
 };
 
 struct Answer {
