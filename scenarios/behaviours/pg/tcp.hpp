@@ -68,16 +68,10 @@ struct Outbox {
   bool add(Time now, Segment seg) {
     segs.push_back(std::move(seg));
     if (armed) return false;
-    first = now;
-    armed_at = now;
-    rto = kRtoInitial;
-    armed_for = rto;
-    retransmits = 0;
-    armed = true;
-    ++gen;
+    arm(now);
     return true;
   }
-  /// The timer armed with nothing queued: a FIN alone (an orphan's), `rto` from now.
+  /// The timer armed afresh, `rto` from now (with nothing queued: a FIN alone, an orphan's).
   void arm(Time now) {
     first = now;
     armed_at = now;
@@ -90,13 +84,8 @@ struct Outbox {
   /// The other side acknowledged `qid`; true when the timer must be armed again (`rto` from now).
   bool acked(Time now, std::uint64_t qid) {
     std::erase_if(segs, [qid](const Segment& s) { return s.qid == qid; });
-    ++gen;
+    arm(now);
     armed = !segs.empty();
-    first = now;
-    armed_at = now;
-    rto = kRtoInitial;
-    armed_for = rto;
-    retransmits = 0;
     return armed;
   }
   /// The timer fired: dead (nullopt), or send everything again and look after the result. The
