@@ -185,6 +185,8 @@ bool ran(const CommandResult& r, const std::string& name, Figures& f) {
   return false;
 }
 
+void pipeline_memory_growth(const BenchOptions& o, Figures& f, const ScratchFolder& dir, const std::string& file);
+
 /// The pipeline for 24 virtual hours (quick: 10 minutes), with every report and without.
 void run_pipeline(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
   const std::string file = dir.write("pipeline.yaml", kPipelineScenario).string();
@@ -208,6 +210,30 @@ void run_pipeline(const BenchOptions& o, Figures& f, const ScratchFolder& dir) {
     f.add(base + "x_realtime", virtual_s / without.wall_s, "x");
     f.add(base + "x_cpu_time", virtual_s / without.cpu_s, "x");
     f.add(base + "peak_rss_mib", without.peak_rss_mib, "MiB");
+  }
+  if (!o.quick) pipeline_memory_growth(o, f, dir, file);
+}
+
+/// Flat memory (issue 37): the pipeline again for 2 and 8 virtual hours, with every report and
+/// without, beside the 24-hour runs above; peak RSS at each, and its growth a virtual hour from
+/// 2 to 24 hours (the 2-hour run carries the process's start-up and the tree's).
+void pipeline_memory_growth(const BenchOptions& o, Figures& f, const ScratchFolder& dir, const std::string& file) {
+  const std::filesystem::path out = dir.path() / "pipeline-out";
+  for (const bool reports : {true, false}) {
+    const std::string base = reports ? "pipeline_reports_" : "pipeline_";
+    const std::optional<double> day = f.get(base + "peak_rss_mib");
+    std::optional<double> two;
+    for (const int hours : {2, 8}) {
+      std::vector<std::string> cmd{self_exe(o), "run", file, "--until", std::to_string(hours) + "h", "--max-events", "0"};
+      if (reports) cmd.insert(cmd.end(), {"--out", out.string()});
+      const CommandResult r = run_command(cmd);
+      std::error_code ec;
+      std::filesystem::remove_all(out, ec);
+      if (!ran(r, base + "rss_growth_mib_per_hour", f)) return;
+      f.add(base + "peak_rss_mib_" + std::to_string(hours) + "h", r.peak_rss_mib, "MiB");
+      if (hours == 2) two = r.peak_rss_mib;
+    }
+    if (day && two) f.add(base + "rss_growth_mib_per_hour", (*day - *two) / 22.0, "MiB/h");
   }
 }
 
@@ -379,6 +405,7 @@ void headline(const BenchOptions& o, Figures& f) {
   };
   need("pipeline_reports_x_realtime", o.pipeline, "pipeline_reports_x_realtime", "pipeline");
   need("pipeline_reports_peak_rss_mib", o.pipeline, "pipeline_reports_peak_rss_mib", "pipeline");
+  need("pipeline_reports_rss_growth_mib_per_hour", o.pipeline, "pipeline_reports_rss_growth_mib_per_hour", "pipeline");
   need("trace_keep_overhead_pct", o.w1, "w1_trace_keep_overhead_percent", "w1");
   need("trace_hash_overhead_pct", o.w1, "w1_trace_hash_overhead_percent", "w1");
   need("w3_1m_events_per_s", o.w3, "w3_timers_behaviour_1000000_events_per_s", "w3");
