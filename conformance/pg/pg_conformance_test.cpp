@@ -134,7 +134,10 @@ pg::ServerConfig server_of(const YAML::Node& n) {
 // ---- the SQL the cases use, as queries ---------------------------------------------------------
 
 /// What the first column of the first row reads as.
-enum class Shape : std::uint8_t { boolean, void_, no_row, one };
+/// What a statement's answer looks like: t/f, void, no row, 1; a fencing token (lic_acquire: the
+/// token, or NULL when the lock was not free); a fenced write (lic_fenced_write: t, or f when the
+/// fence refused it).
+enum class Shape : std::uint8_t { boolean, void_, no_row, one, token, fenced };
 
 struct Statement {
   pg::Query q;
@@ -170,6 +173,8 @@ std::optional<Statement> recognise(const std::string& sql) {
   static const std::regex lock(R"(^SELECT pg_(try_)?advisory_(xact_)?lock(_shared)?\((.*)\)$)");
   static const std::regex unlock(R"(^SELECT pg_advisory_unlock(_shared)?\((.*)\)$)");
   static const std::regex sleep(R"(^SELECT pg_sleep\(([0-9.]+)\)$)");
+  static const std::regex acquire(R"(^SELECT lic_acquire\((\d+)\)$)");
+  static const std::regex fenced(R"(^SELECT lic_fenced_write\((\d+), (\d+)\)$)");
   std::smatch m;
   Statement s;
   using Op = pg::Query::Op;
@@ -182,6 +187,16 @@ std::optional<Statement> recognise(const std::string& sql) {
   } else if (sql == "SELECT pg_advisory_unlock_all()") {
     s.q.op = Op::unlock_all;
     s.shape = Shape::void_;
+  } else if (std::regex_match(sql, m, acquire)) {
+    // record.py's FENCE_SQL: the advisory lock, and the epoch bumped (pg.server's take()).
+    s.q.op = Op::try_lock;
+    if (!keys_of(m[1], s.q)) return std::nullopt;
+    s.shape = Shape::token;
+  } else if (std::regex_match(sql, m, fenced)) {
+    s.q.op = Op::write;  // pg.server's `fence: strict`
+    if (!keys_of(m[1], s.q)) return std::nullopt;
+    s.q.token = std::stoll(m[2]);
+    s.shape = Shape::fenced;
   } else if (std::regex_match(sql, m, sleep)) {
     s.q.op = Op::sleep;
     s.q.duration = duration_of(std::string(m[1]) + "s");
@@ -227,6 +242,10 @@ Outcome outcome_of(const pg::Result& r, Shape shape) {
     case Shape::void_: o.value = ""; break;
     case Shape::no_row: break;
     case Shape::one: o.value = "1"; break;
+    case Shape::token:
+      if (r.value) o.value = std::to_string(r.token);
+      break;
+    case Shape::fenced: o.value = r.status == pg::Result::Status::ok && r.value ? "t" : "f"; break;
   }
   return o;
 }
@@ -717,5 +736,8 @@ TEST_CASE("postgresql: the recogniser knows exactly the statements of cases.yaml
   CHECK_FALSE(recognise("SELECT pg_try_advisory_lock('9223372036854775808'::bigint)"));  // 22003 on the server
   CHECK_FALSE(recognise("SELECT pg_try_advisory_lock('x')"));  // was an uncaught std::invalid_argument
   CHECK_FALSE(recognise("SELECT now()"));
+  CHECK(recognise("SELECT lic_acquire(1)")->shape == Shape::token);
+  CHECK(recognise("SELECT lic_fenced_write(1, 2)")->q.token == 2);
+  CHECK(recognise("SELECT lic_fenced_write(1, 2)")->q.op == pg::Query::Op::write);
   CHECK(recognise("SELECT pg_sleep(1)")->q.duration == 1_s);
 }

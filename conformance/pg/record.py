@@ -54,6 +54,28 @@ CASE_KEYS = ("id", "pins", "net", "server", "sessions", "steps")
 CLIENT_PARAMS = ("keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
                  "tcp_user_timeout")
 SYSCTLS = {"tcp_retries2": "net.ipv4.tcp_retries2"}
+# The fence of the simulated pg.server (scenarios/behaviours/pg/server.cpp, `fence: strict`) in
+# SQL, for the fence cases: lic_acquire takes the advisory lock and bumps the lock's epoch (the
+# fencing token), lic_fenced_write writes only with the latest token while some session holds the
+# lock. Emptied before every case (CaseRun.setup).
+FENCE_SQL = (
+    "CREATE TABLE lic_epoch (lock bigint PRIMARY KEY, token bigint NOT NULL)",
+    "CREATE TABLE lic_data (lock bigint NOT NULL, token bigint NOT NULL)",
+    """CREATE FUNCTION lic_acquire(k bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+       BEGIN
+         IF NOT pg_try_advisory_lock(k) THEN RETURN NULL; END IF;
+         INSERT INTO lic_epoch VALUES (k, 1) ON CONFLICT (lock) DO UPDATE SET token = lic_epoch.token + 1;
+         RETURN (SELECT token FROM lic_epoch WHERE lock = k);
+       END $$""",
+    """CREATE FUNCTION lic_fenced_write(k bigint, t bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+       BEGIN
+         INSERT INTO lic_data SELECT k, t
+           WHERE t = (SELECT token FROM lic_epoch WHERE lock = k)
+             AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0
+                         AND objid = k AND objsubid = 1 AND granted);
+         RETURN FOUND;
+       END $$""",
+)
 
 
 class BadInput(Exception):
@@ -480,6 +502,8 @@ class Cluster:
         with ctl.cursor() as c:
             c.execute("CREATE DATABASE d1")
             c.execute("CREATE DATABASE d2")
+            for sql in FENCE_SQL:
+                c.execute(sql)
             c.execute("SHOW server_version")
             self.version = c.fetchone()[0]
         ctl.close()
@@ -729,6 +753,7 @@ class CaseRun:
                 return c.fetchone() if c.description else None
 
     def setup(self):
+        self.ctl_query("TRUNCATE lic_epoch, lic_data")  # every case's fence starts at no token
         server = self.case.get("server") or {}
         for k, v in server.items():
             if k in SYSCTLS:
