@@ -229,7 +229,7 @@ void pipeline_memory_growth(const BenchOptions& o, Figures& f, const ScratchFold
       const CommandResult r = run_command(cmd);
       std::error_code ec;
       std::filesystem::remove_all(out, ec);
-      if (!ran(r, base + "rss_growth_mib_per_hour", f)) return;
+      if (!ran(r, base + "rss_growth_mib_per_hour", f)) break;  // the other series still runs
       f.add(base + "peak_rss_mib_" + std::to_string(hours) + "h", r.peak_rss_mib, "MiB");
       if (hours == 2) two = r.peak_rss_mib;
     }

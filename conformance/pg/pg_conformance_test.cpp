@@ -174,7 +174,7 @@ std::optional<Statement> recognise(const std::string& sql) {
   static const std::regex unlock(R"(^SELECT pg_advisory_unlock(_shared)?\((.*)\)$)");
   static const std::regex sleep(R"(^SELECT pg_sleep\(([0-9.]+)\)$)");
   static const std::regex acquire(R"(^SELECT lic_acquire\((\d+)\)$)");
-  static const std::regex fenced(R"(^SELECT lic_fenced_write\((\d+), (\d+)\)$)");
+  static const std::regex fenced(R"(^SELECT lic_fenced_write\((\d+), ([1-9]\d{0,17})\)$)");  // token 0 is no token
   std::smatch m;
   Statement s;
   using Op = pg::Query::Op;
@@ -739,5 +739,7 @@ TEST_CASE("postgresql: the recogniser knows exactly the statements of cases.yaml
   CHECK(recognise("SELECT lic_acquire(1)")->shape == Shape::token);
   CHECK(recognise("SELECT lic_fenced_write(1, 2)")->q.token == 2);
   CHECK(recognise("SELECT lic_fenced_write(1, 2)")->q.op == pg::Query::Op::write);
+  CHECK_FALSE(recognise("SELECT lic_fenced_write(1, 99999999999999999999)"));  // no std::out_of_range
+  CHECK_FALSE(recognise("SELECT lic_fenced_write(1, 0)"));  // 0: the simulated server's "no token"
   CHECK(recognise("SELECT pg_sleep(1)")->q.duration == 1_s);
 }

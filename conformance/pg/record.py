@@ -61,18 +61,27 @@ SYSCTLS = {"tcp_retries2": "net.ipv4.tcp_retries2"}
 FENCE_SQL = (
     "CREATE TABLE lic_epoch (lock bigint PRIMARY KEY, token bigint NOT NULL)",
     "CREATE TABLE lic_data (lock bigint NOT NULL, token bigint NOT NULL)",
+    # An advisory lock on bigint k, as pg_locks lists it: this database, classid the high 32
+    # bits, objid the low 32, objsubid 1; held by `who` (NULL: any session).
+    """CREATE FUNCTION lic_held(k bigint, who int) RETURNS boolean LANGUAGE sql AS $$
+       SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND classid = ((k >> 32) & 4294967295)::oid AND objid = (k & 4294967295)::oid
+         AND objsubid = 1 AND (who IS NULL OR pid = who)) $$""",
+    # The epoch moves on a session's first hold only (pg.server's take(): re-entrant, the same token).
     """CREATE FUNCTION lic_acquire(k bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+       DECLARE again boolean := lic_held(k, pg_backend_pid());
        BEGIN
          IF NOT pg_try_advisory_lock(k) THEN RETURN NULL; END IF;
-         INSERT INTO lic_epoch VALUES (k, 1) ON CONFLICT (lock) DO UPDATE SET token = lic_epoch.token + 1;
+         IF NOT again THEN
+           INSERT INTO lic_epoch VALUES (k, 1) ON CONFLICT (lock) DO UPDATE SET token = lic_epoch.token + 1;
+         END IF;
          RETURN (SELECT token FROM lic_epoch WHERE lock = k);
        END $$""",
     """CREATE FUNCTION lic_fenced_write(k bigint, t bigint) RETURNS boolean LANGUAGE plpgsql AS $$
        BEGIN
          INSERT INTO lic_data SELECT k, t
-           WHERE t = (SELECT token FROM lic_epoch WHERE lock = k)
-             AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0
-                         AND objid = k AND objsubid = 1 AND granted);
+           WHERE t = (SELECT token FROM lic_epoch WHERE lock = k) AND lic_held(k, NULL);
          RETURN FOUND;
        END $$""",
 )

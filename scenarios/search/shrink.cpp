@@ -1193,9 +1193,11 @@ void Shrinker::one_firing(std::size_t i) {
   const std::string was = timing(cur_.s.faults[i]);
   // One firing fewer is simpler even where the run gets a little longer (the pool's peers ping
   // on through the first 54 s the first netsplit took away): up to a quarter longer than now,
-  // as the first move to seed 1 may be; the time pass then moves the firing left toward 0.
+  // and never more than a quarter longer than the original run, as the first move to seed 1
+  // may be; the time pass then moves the firing left toward 0.
   const std::uint64_t longest = longest_;
-  longest_ = std::max(longest, cur_out_.events + cur_out_.events / 4);
+  const std::uint64_t cap = before_.events + before_.events / 4;
+  longest_ = std::max(longest, std::min(cur_out_.events + cur_out_.events / 4, cap));
   for (std::int64_t k = *n - 1; k >= 1 && !spent(); --k) {
     State c = cur_;
     Fault& f = c.s.faults[i];

@@ -214,7 +214,11 @@ void Server::orphan_fin(Context& ctx, const Tick& t) {
     return socket_end(ctx, t.session, "closed");
   }
   const std::optional<Duration> next = s.fin.fire(ctx.now(), Duration::zero(), kOrphanRetries);
-  if (next) ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kOrphanFin, Tick{t.session, s.fin.gen});
+  if (!next) {
+    s.fin.armed = false;  // the orphan is gone: a probe now meets the client's OS, which resets it
+    return;
+  }
+  ctx.send_after(linux_timer(ctx.now(), *next), ctx.self(), kOrphanFin, Tick{t.session, s.fin.gen});
 }
 
 /// The session ends: its locks go, what it waited for is forgotten. `bye`: what the server
@@ -319,7 +323,12 @@ void Server::termination_looked(Context& ctx, const TerminateWait& w) {
 /// message); the data stays.
 void Server::restart(Context& ctx, bool fast) {
   std::vector<std::int64_t> ids;
-  for (const auto& [id, s] : sessions_) ids.push_back(id);
+  // Every backend goes at once: none takes a lock another's end frees on the way (a waiter
+  // granted mid-restart would answer and bump the token before its FATAL).
+  for (auto& [id, s] : sessions_) {
+    ids.push_back(id);
+    s.terminating = true;
+  }
   for (std::int64_t id : ids) end(ctx, id, "restart", fast ? "57P01" : "");
   // Then it refuses connections for its downtime (a shutdown checkpoint and a start; or crash
   // recovery): traced db_restart {mode, downtime}, and db_ready when it accepts again.

@@ -37,9 +37,13 @@ void Server::keepalive(Context& ctx, const Tick& t) {
   const Keepalive::Step step = s.ka.step(ctx.now(), !s.out.segs.empty());
   if (step.what == Keepalive::Do::dead) return socket_end(ctx, t.session, "keepalive", std::string());  // with a reset
   if (step.what == Keepalive::Do::probe) {
-    // The client's OS answers a probe for a socket it no longer has with a reset.
-    if (!ctx.alive(s.client) && reachable(ctx, s))
-      return socket_end(ctx, t.session, "reset");
+    // The client's OS answers a probe for a socket it no longer has with a reset; an orphan
+    // socket (its FIN still being resent) acknowledges it, and the session waits for the FIN.
+    if (!ctx.alive(s.client) && reachable(ctx, s)) {
+      if (!s.fin.armed) return socket_end(ctx, t.session, "reset");
+      s.ka.heard(ctx.now());
+      return arm(ctx, t.session, s, s.ka.idle);
+    }
     ctx.send(s.client, kProbe, t.session);
   }
   arm(ctx, t.session, s, step.next);
