@@ -370,12 +370,19 @@ TEST_CASE("go shutdown at three loads: the recording has a wake line and every o
   CHECK(loads.back().chance > loads.front().chance);
 }
 
+/// One order at one load: the real recording's trials and the bug file's simulated seeds, the
+/// simulator preempted as that load measured (`sigterm_at_5s` as at_load).
+struct AtLoad {
+  Outcomes go, sim;
+};
+AtLoad at_one_load(const Load& l, const std::string& order, const std::string& file, bool sigterm_at_5s) {
+  return {real(order, loads_path(), "load " + std::to_string(l.at_once) + " "), simulated(file, at_load(l, sigterm_at_5s))};
+}
+
 TEST_CASE("go shutdown at three loads: cancel_first's rare panic in CollectLoop - the simulator preempted as the load measured shows it too", "[shutdown][preempt]") {
   const std::vector<Load> loads = compared_loads();
   for (const Load& l : loads) {
-    const std::string prefix = "load " + std::to_string(l.at_once) + " ";
-    const Outcomes go = real("cancel_first", loads_path(), prefix);
-    const Outcomes sim = simulated("scenarios/bugs/shutdown_cancel_first.yaml", at_load(l, true));
+    const auto [go, sim] = at_one_load(l, "cancel_first", "scenarios/bugs/shutdown_cancel_first.yaml", true);
     INFO("load " << l.at_once << " (wakes over 1 ms: " << l.chance << ", their mean " << l.tail_ms << " ms)");
     INFO("real: " << show(go));
     INFO("simulated: " << show(sim));
@@ -407,9 +414,7 @@ TEST_CASE("go shutdown at three loads: cancel_first's rare panic in CollectLoop 
 
 TEST_CASE("go shutdown at three loads: close_upload_first panics on every run and loses as often - preempted as the load measured", "[shutdown][preempt]") {
   for (const Load& l : compared_loads()) {
-    const std::string prefix = "load " + std::to_string(l.at_once) + " ";
-    const Outcomes go = real("close_upload_first", loads_path(), prefix);
-    const Outcomes sim = simulated("scenarios/bugs/shutdown_close_upload_first.yaml", at_load(l, true));
+    const auto [go, sim] = at_one_load(l, "close_upload_first", "scenarios/bugs/shutdown_close_upload_first.yaml", true);
     INFO("load " << l.at_once);
     INFO("real: " << show(go));
     INFO("simulated: " << show(sim));
@@ -421,9 +426,7 @@ TEST_CASE("go shutdown at three loads: close_upload_first panics on every run an
 
 TEST_CASE("go shutdown at three loads: net/http handlers not waited for panic as often - nothing lost - preempted as the load measured", "[shutdown][preempt]") {
   for (const Load& l : compared_loads()) {
-    const std::string prefix = "load " + std::to_string(l.at_once) + " ";
-    const Outcomes go = real("handlers_no_wait", loads_path(), prefix);
-    const Outcomes sim = simulated("scenarios/bugs/shutdown_handlers_not_drained.yaml", at_load(l, false));
+    const auto [go, sim] = at_one_load(l, "handlers_no_wait", "scenarios/bugs/shutdown_handlers_not_drained.yaml", false);
     INFO("load " << l.at_once);
     INFO("real: " << show(go));
     INFO("simulated: " << show(sim));
