@@ -50,10 +50,13 @@ void run_w1(const BenchOptions& o, Figures& f) {
   double hashed = 0;
   double kept = 0;
   double cross = 0;
+  double kept_bytes_per_event = 0;
   for (int i = 0; i < n; ++i) {
     plain = std::max(plain, ring(c).hops_per_s);
     hashed = std::max(hashed, ring(h).hops_per_s);
-    kept = std::max(kept, ring(k).hops_per_s);
+    const RingResult r = ring(k);
+    kept = std::max(kept, r.hops_per_s);
+    kept_bytes_per_event = static_cast<double>(r.trace_kept_bytes) / static_cast<double>(std::max<std::uint64_t>(1, r.trace_events));
     cross = std::max(cross, ring(x).hops_per_s);
   }
   f.add("w1_ring_behaviour_hops_per_s", plain, "hops/s");
@@ -62,6 +65,8 @@ void run_w1(const BenchOptions& o, Figures& f) {
   f.add("w1_ring_behaviour_trace_keep_hops_per_s", kept, "hops/s");
   f.add("w1_trace_hash_overhead_percent", (plain / hashed - 1) * 100, "%");
   f.add("w1_trace_keep_overhead_percent", (plain / kept - 1) * 100, "%");
+  // The compact store (issue 37): what the kept W1 trace holds an event (sim/trace.hpp, EventLog).
+  f.add("w1_trace_bytes_per_event", kept_bytes_per_event, "B");
   // Channels against mailboxes: the same ping-pong both ways.
   PingPongConfig pp;
   pp.round_trips = o.quick ? 20'000 : 500'000;
@@ -408,6 +413,7 @@ void headline(const BenchOptions& o, Figures& f) {
   need("pipeline_reports_rss_growth_mib_per_hour", o.pipeline, "pipeline_reports_rss_growth_mib_per_hour", "pipeline");
   need("trace_keep_overhead_pct", o.w1, "w1_trace_keep_overhead_percent", "w1");
   need("trace_hash_overhead_pct", o.w1, "w1_trace_hash_overhead_percent", "w1");
+  need("trace_bytes_per_event", o.w1, "w1_trace_bytes_per_event", "w1");
   need("w3_1m_events_per_s", o.w3, "w3_timers_behaviour_1000000_events_per_s", "w3");
   if (!f.has("w3_1k_vs_simgrid"))
     f.absent("w3_1k_vs_simgrid", !o.peer ? "--no-peer" : !o.w3 ? "w3 was not selected (--only)" : "the SimGrid peer did not run or gave no W3 figure");

@@ -10,7 +10,8 @@ import sys
 
 HEADLINE = ("pipeline_reports_x_realtime pipeline_reports_peak_rss_mib trace_keep_overhead_pct "
             "trace_hash_overhead_pct w3_1m_events_per_s w3_1k_vs_simgrid sweep_jobs2_speedup "
-            "supervised_worker_bytes_1m out_10k_children_s sweep_seed_overhead_pct explore_feedback_overhead_pct").split()
+            "supervised_worker_bytes_1m out_10k_children_s sweep_seed_overhead_pct explore_feedback_overhead_pct "
+            "trace_bytes_per_event").split()
 
 
 def main(path, mode):

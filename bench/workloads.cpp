@@ -165,7 +165,7 @@ RingResult ring(const RingConfig& c) {
   sim.run();
   const double dt = seconds_since(t0);
   return RingResult{static_cast<double>(c.hops) / dt,
-                    static_cast<std::uint64_t>((sim.now() - start).ns), sim.trace().count()};
+                    static_cast<std::uint64_t>((sim.now() - start).ns), sim.trace().count(), sim.trace().kept_bytes()};
 }
 
 SpawnResult spawn(const SpawnConfig& c) {

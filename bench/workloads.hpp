@@ -35,6 +35,7 @@ struct RingResult {
   double hops_per_s;
   std::uint64_t virtual_ns;
   std::uint64_t trace_events;
+  std::size_t trace_kept_bytes = 0;  ///< keep mode: what the kept trace holds (Trace::kept_bytes)
 };
 
 /// W1: a token passes `hops` times around a ring, 1 ms of virtual latency per hop (a timer, or

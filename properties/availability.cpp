@@ -70,7 +70,7 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
   const Atom wanted(path);
   Intervals up;
   std::map<Pid, Time> since;  // live processes at `path` that are past init
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::system, EventKind::exit})) {
     if (e.kind == EventKind::system && e.name == kChildStarted) {
       if (const Pid* p = e.field<Pid>(keys::kPid)) since.emplace(*p, e.time);
     } else if (e.kind == EventKind::exit && e.label.name == wanted) {
@@ -82,7 +82,7 @@ Intervals up_intervals(const EventLog& events, const std::string& path, Time fro
     }
   }
   // Still running at the end: up to `to`. child_started names pids of any path; keep ours only.
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::spawn})) {
     if (e.kind != EventKind::spawn || e.label.name != wanted) continue;
     auto it = since.find(e.pid);
     if (it != since.end()) up.push_back({it->second, to});
@@ -95,7 +95,7 @@ std::map<Atom, Intervals> up_intervals_by_path(const EventLog& events, Time from
   std::map<Atom, Intervals> by_path;
   std::vector<Atom> label;     // by pid number: pids are dense per simulation
   std::map<Pid, Time> since;   // live supervised processes past init
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::spawn, EventKind::system, EventKind::exit})) {
     if (e.kind == EventKind::spawn) {
       if (label.size() <= e.pid.id) label.resize(e.pid.id + 1);
       label[e.pid.id] = e.label.name;
@@ -331,7 +331,7 @@ std::vector<Time> unseen_failures(const EventLog& events, const std::string& pat
   const std::string prefix = path + "/";
   std::vector<Atom> path_of;  // by pid number: pids are dense per simulation
   std::vector<Time> out;
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::spawn, EventKind::system})) {
     if (e.kind == EventKind::spawn) {
       if (path_of.size() <= e.pid.id) path_of.resize(e.pid.id + 1);
       path_of[e.pid.id] = e.label.name;

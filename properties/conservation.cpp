@@ -1,5 +1,6 @@
 #include "properties/conservation.hpp"
 
+#include <memory>
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -141,7 +142,7 @@ class ConservationStream::Checker {
   explicit Checker(Conservation& out) : out_(out) {}
 
   void on(const TraceEvent& e) {
-    current_ = &e;
+    current_ = std::addressof(e);  // for this call only
     switch (e.kind) {
       case EventKind::spawn: node_[e.pid] = e.node; break;
       case EventKind::system: on_system(e); break;

@@ -102,13 +102,15 @@ class Holders {
 }  // namespace
 
 bool has_leader_election(const EventLog& events) {
-  return std::any_of(events.begin(), events.end(), [](const TraceEvent& e) { return is(e, kLock) || is(e, kLease) || is(e, kCoordinator); });
+  for (const TraceEvent& e : events.only({EventKind::system}, {kLock, kLease, kCoordinator}))
+    if (is(e, kLock) || is(e, kLease) || is(e, kCoordinator)) return true;
+  return false;
 }
 
 LeaderSafety check_leader_safety(const EventLog& events) {
   LeaderSafety out;
   Holders h;
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::system, EventKind::exit})) {  // all Holders reads
     h.read(e);
     if (is(e, kWriteRefused)) ++out.refused;
     if (!is(e, kWrite)) continue;
@@ -156,7 +158,7 @@ std::vector<Holding> holdings(const EventLog& events, Time end) {
   const auto close_lease = [&](std::int64_t lock) {
     if (const auto it = leases.find(lock); it != leases.end()) out.push_back(it->second), leases.erase(it);
   };
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::system, EventKind::exit})) {
     if (is(e, kStart) || is(e, kLock) || is(e, kLease)) db = e.pid;
     if (e.kind == EventKind::exit && e.pid == db) {
       for (auto& [lock, h] : locks) out.push_back({h.second.node, h.second.from, e.time});
@@ -237,7 +239,7 @@ Beliefs leader_beliefs(const EventLog& events, Time end) {
     if (it->second.second < at) entry(node).push_back({it->second.second, at});
     open.erase(it);
   };
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::system, EventKind::exit})) {
     // Only a process's exit and a belief matter here: most of a trace is neither.
     if (e.kind != EventKind::exit && !is(e, kBelief)) continue;
     const std::string node(e.node.text());
@@ -463,7 +465,10 @@ Leadership leadership(const EventLog& events, Time end) {
   Leadership out;
   Follower f(out);
   Reach r(out.reachable);
-  for (const TraceEvent& e : events) {
+  // What Follower and Reach read; the rest of a trace (messages, most of it) changes neither.
+  for (const TraceEvent& e : events.only({EventKind::system, EventKind::exit, EventKind::node_down, EventKind::node_up,
+                                          EventKind::node_pause, EventKind::node_resume, EventKind::partition,
+                                          EventKind::heal})) {
     f.read(e);
     r.read(e);
   }

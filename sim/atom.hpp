@@ -56,6 +56,7 @@ class Atom {
   friend bool operator<(Atom a, Atom b) { return a.index_ != b.index_ && a.text() < b.text(); }
 
  private:
+  friend class EventLog;  // decodes atoms from the indices it keeps
   std::uint32_t index_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
 
@@ -248,7 +249,7 @@ TEST_CASE("channel: a context with a timeout closes at its deadline - cancel fir
     CHECK(sim.now() == done_at);  // nothing left waiting for the deadline
     // The timer is a goroutine of its own, named after the context.
     const auto spawned = events_of(sim.trace(), EventKind::spawn);
-    CHECK(std::any_of(spawned.begin(), spawned.end(), [](const TraceEvent* e) { return e->label.name == Atom("ctx.timer"); }));
+    CHECK(std::any_of(spawned.begin(), spawned.end(), [](const HeldEvent& e) { return e->label.name == Atom("ctx.timer"); }));
   }
 }
 
@@ -421,7 +422,7 @@ TEST_CASE("channel: preemption - a goroutine woken from a receive runs its next 
     ctx.chan_close(d);
   });
   sim.run();
-  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  const std::vector<HeldEvent> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
   REQUIRE(pre.size() == 1);
   CHECK(pre[0]->time == at(1_s));
   CHECK(pre[0]->tag == Atom("c"));
@@ -467,7 +468,7 @@ TEST_CASE("channel: preemption - a select that timed out takes no value while it
     ctx.chan_send(c, 7);
   });
   sim.run();
-  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  const std::vector<HeldEvent> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
   REQUIRE(!pre.empty());
   CHECK(pre[0]->tag == Atom("timeout"));
   CHECK(len_after == 1);
@@ -537,7 +538,7 @@ TEST_CASE("channel: preemption - the delay is true time on a node whose clock dr
     ctx.chan_send(c, 1);
   });
   sim.run();
-  const std::vector<const TraceEvent*> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
+  const std::vector<HeldEvent> pre = events_of(sim.trace(), EventKind::goroutine_preempt);
   REQUIRE(pre.size() == 1);
   CHECK(resumed_true - woken_true == Duration{static_cast<std::int64_t>(pre[0]->msg)});
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/net_ticks_test_support.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
@@ -66,7 +67,7 @@ void heal_at(Simulation& sim) {
 
 std::size_t disconnects_between(const Trace& t, Atom n, Atom o) {
   std::size_t k = 0;
-  for (const TraceEvent* e : events_of(t, EventKind::disconnect))
+  for (const HeldEvent& e : events_of(t, EventKind::disconnect))
     if ((e->node == n && e->tag == o) || (e->node == o && e->tag == n)) ++k;
   return k;
 }
@@ -128,17 +129,17 @@ TEST_CASE("global: the same name on both sides of a cut: at the reconnect the lo
     CHECK(sim.whereis_global(kB, kX) == pb);
     sim.run_until(Time{} + 12_s);
     const auto conflicts = events_of(sim.trace(), EventKind::global_name);
-    const TraceEvent* clash = nullptr;
-    for (const TraceEvent* e : conflicts)
-      if (e->reason == Reason::other(Atom("conflict"))) clash = e;
-    REQUIRE(clash != nullptr);
+    std::optional<TraceEvent> clash;
+    for (const HeldEvent& e : conflicts)
+      if (e->reason == Reason::other(Atom("conflict"))) clash = *e;
+    REQUIRE(clash.has_value());
     CHECK(clash->pid == pa);
     CHECK(clash->other == pb);
     CHECK(clash->time == Time{} + 8_s + 200_ms);  // global's exchange, 200 ms after the connect
     CHECK(sim.whereis_global(kA, kX) == pa);
     CHECK(sim.whereis_global(kB, kX) == pa);
     bool killed = false;
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::exit))
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::exit))
       if (e->pid == pb && e->reason == Reason::killed()) killed = true;
     CHECK(killed);
   }
@@ -168,7 +169,7 @@ TEST_CASE("global: a registration during an undetected cut waits for the lock th
     sim.run_until(Time{} + 40_s);
     REQUIRE(ans.yes == std::optional<bool>(true));
     Time a_down = Time::max();
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect))
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::disconnect))
       if (e->node == kA) a_down = e->time;
     REQUIRE(a_down != Time::max());
     // The lock on both, the name on both and the unlock are each a multi_call that connects to b
@@ -203,7 +204,7 @@ TEST_CASE("global: prevent_overlapping_partitions isolates one side of a cut fro
       // connection see it go, a few milliseconds after the first detection.
       Time first = Time::max();
       Atom detector;
-      for (const TraceEvent* e : events_of(t, EventKind::disconnect))
+      for (const HeldEvent& e : events_of(t, EventKind::disconnect))
         if (e->tag == (e->node == kA ? kB : kA) && (e->node == kA || e->node == kB) && e->time < first) {
           first = e->time;
           detector = e->node;
@@ -211,7 +212,7 @@ TEST_CASE("global: prevent_overlapping_partitions isolates one side of a cut fro
       const Atom other = detector == kA ? kB : kA;
       CHECK(disconnects_between(t, detector, kC) == 0);
       REQUIRE(disconnects_between(t, other, kC) == 2);
-      for (const TraceEvent* e : events_of(t, EventKind::disconnect)) {
+      for (const HeldEvent& e : events_of(t, EventKind::disconnect)) {
         if (e->node == other && e->tag == kC) {
           CHECK(e->reason == Reason::other(Atom("disconnect")));
           CHECK(e->time - first > 2_ms);
@@ -308,7 +309,7 @@ std::pair<Atom, Time> first_detection(std::uint64_t seed) {
   idle(sim, kB);
   cut_at(sim, Time{} + 1_s);
   sim.run_until(Time{} + 10_s);
-  for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect)) return {e->node, e->time};
+  for (const HeldEvent& e : events_of(sim.trace(), EventKind::disconnect)) return {e->node, e->time};
   return {Atom(), Time::max()};
 }
 }  // namespace
@@ -337,9 +338,9 @@ TEST_CASE("global: a reconnect that wakes the peer's waiting registration keeps 
     sim.run_until(t1 + 3_s);
     const Time re = t1 + 5_ms;
     std::size_t disc = 0, conn = 0;
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect))
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::disconnect))
       if (e->time == re) ++disc;
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::connect))
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::connect))
       if (e->time == re) ++conn;
     INFO("seed " << seed);
     CHECK(ans.yes == std::optional<bool>(true));

@@ -13,6 +13,7 @@
 #include <vector>
 #include <cstdlib>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/net_ticks_test_support.hpp"
 #include "sim/test_support.hpp"
@@ -268,7 +269,7 @@ TEST_CASE("net ticks review: a peer restarted across a cut does not postpone the
     sim.schedule(Time{} + 13_s, [&] { sim.restart_node(kB); });
     sim.run_until(Time{} + 60_s);
     Time d = Time::max();
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect))
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::disconnect))
       if (e->node == kA) { d = e->time; break; }
     REQUIRE(d != Time::max());
     worst = std::max(worst, d - (Time{} + 10_s));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/net_ticks_test_support.hpp"
 #include "sim/test_support.hpp"
@@ -61,7 +62,7 @@ struct Downs {
 
 Downs downs(const Trace& t) {
   Downs d;
-  for (const TraceEvent* e : events_of(t, EventKind::disconnect)) {
+  for (const HeldEvent& e : events_of(t, EventKind::disconnect)) {
     if (e->node == kA && d.a == Time::max()) d.a = e->time;
     if (e->node == kB && d.b == Time::max()) d.b = e->time;
   }
@@ -260,7 +261,7 @@ TEST_CASE("net ticks: a process that models its own transport sends packets - a 
   CHECK(events_of(sim.trace(), EventKind::disconnect).empty());
   // 11..25 were sent at 1.0 s .. 2.4 s, into the cut: dropped at once, as packets are.
   std::size_t partitioned = 0;
-  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop))
+  for (const HeldEvent& e : events_of(sim.trace(), EventKind::drop))
     if (e->reason == Reason::other(Atom("partitioned"))) ++partitioned;
   CHECK(partitioned == 15);
   REQUIRE(got.size() == 25);
@@ -290,7 +291,7 @@ TEST_CASE("net ticks: a node restarted and cut before its first tick is still de
     cut_both(sim, Time{} + 2_s + 5_ms);
     sim.run_until(Time{} + 20_s);
     Time last = Time{};
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::disconnect)) last = e->time;
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::disconnect)) last = e->time;
     INFO("seed " << seed);
     CHECK(last > Time{} + 2_s);
     CHECK(last <= Time{} + 2_s + 5_s + 1_s);
@@ -383,7 +384,7 @@ TEST_CASE("net ticks: link loss, duplication and reordering do not reach distrib
     CHECK(latest >= 200_ms);  // a lost one waited for its retransmission
     CHECK(latest < 1_s);
     std::size_t drops = 0;
-    for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop)) drops += e->reason == Reason::other(Atom("lost")) ? 1 : 0;
+    for (const HeldEvent& e : events_of(sim.trace(), EventKind::drop)) drops += e->reason == Reason::other(Atom("lost")) ? 1 : 0;
     CHECK(drops == 0);
   }
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
 
@@ -68,7 +69,7 @@ Pid sender(Simulation& sim, Atom node, Pid to, int n, Duration gap = Duration::z
 
 std::size_t count_drops(const Trace& t, Atom reason) {
   std::size_t n = 0;
-  for (const TraceEvent* e : events_of(t, EventKind::drop)) {
+  for (const HeldEvent& e : events_of(t, EventKind::drop)) {
     if (e->reason.kind == ReasonKind::other && e->reason.detail == reason) ++n;
   }
   return n;
@@ -324,7 +325,7 @@ TEST_CASE("network: a partition loses what is in flight - a signal in flight bec
   CHECK(on_b[0].reason == Reason::noconnection());
   CHECK(on_b[0].at == Time{} + 10_ms);
   std::size_t lost = 0;
-  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop)) {
+  for (const HeldEvent& e : events_of(sim.trace(), EventKind::drop)) {
     if (e->reason == Reason::noconnection()) ++lost;
   }
   CHECK(lost == 2);

@@ -156,7 +156,7 @@ std::exception_ptr Simulation::Impl::over_budget(Time t) {
 std::exception_ptr Simulation::Impl::over_memory(const std::function<std::string()>& where) {
   const SimOptions& o = sim.opts_;
   if (o.max_trace_bytes == 0) return nullptr;
-  const std::size_t kept = sim.trace_.events().size() * sizeof(TraceEvent);
+  const std::size_t kept = sim.trace_.kept_bytes();
   if (kept > o.max_trace_bytes)
     return std::make_exception_ptr(BudgetExceeded(fmt::format("budget exceeded: the trace holds {} events, over {} MiB (--max-memory) {}",
                                                               sim.trace_.events().size(), o.max_trace_bytes >> 20, where())));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/test_support.hpp"
 
@@ -104,7 +105,7 @@ TEST_CASE("mailbox: a bounded mailbox that drops refuses the message past its bo
   });
   sim.run_until(at(1_s));
   int full = 0;
-  for (const TraceEvent* e : events_of(sim.trace(), EventKind::drop)) full += e->reason == Reason::other(Atom("mailbox_full"));
+  for (const HeldEvent& e : events_of(sim.trace(), EventKind::drop)) full += e->reason == Reason::other(Atom("mailbox_full"));
   CHECK(full == 3);
   CHECK(sim.info(slow)->mailbox == 2);
 }

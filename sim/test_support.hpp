@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 
 namespace lic::testing {
@@ -16,10 +17,10 @@ inline std::optional<Reason> exit_reason(const Trace& t, Pid pid) {
   return std::nullopt;
 }
 
-inline std::vector<const TraceEvent*> events_of(const Trace& t, EventKind kind) {
-  std::vector<const TraceEvent*> out;
+inline std::vector<HeldEvent> events_of(const Trace& t, EventKind kind) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : t.events()) {
-    if (e.kind == kind) out.push_back(&e);
+    if (e.kind == kind) out.push_back({e});
   }
   return out;
 }

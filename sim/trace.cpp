@@ -40,9 +40,13 @@ using EventChunkCache = ChunkCache<EventChunks>;
 
 }  // namespace
 
+static_assert(static_cast<std::uint32_t>(kLastEventKind) < 64, "EventLog::Packed keeps a kind in 6 bits");
+static_assert(static_cast<std::uint32_t>(ReasonKind::other) < 16, "EventLog::Packed keeps a reason's kind in 4 bits");
+static_assert(sizeof(EventLog::Packed) == 24);
+
 EventLog::~EventLog() {
   EventChunkCache* cache = EventChunkCache::of_thread();
-  for (TraceEvent* c : chunks_) {
+  for (Packed* c : chunks_) {
     if (cache == nullptr || !cache->give(c)) munmap(c, kChunkBytes);
   }
 }
@@ -57,9 +61,95 @@ void EventLog::grow() {
     c = mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (c == MAP_FAILED) throw std::bad_alloc();
   }
-  chunks_.push_back(static_cast<TraceEvent*>(c));
+  chunks_.push_back(static_cast<Packed*>(c));
   next_ = chunks_.back();
   end_ = next_ + kChunk;
+}
+
+void EventLog::push_slow(const TraceEvent& e) {
+  if (next_ == end_) grow();
+  const std::size_t i = size_;
+  if ((i & kBlockMask) == 0) {
+    base_ = e.time.ns;
+    bases_.push_back(base_);
+  }
+  if (!seqs_.empty() || e.seq != i) {
+    if (seqs_.empty()) {
+      seqs_.reserve(std::max<std::size_t>(64, 2 * i));
+      for (std::size_t j = 0; j < i; ++j) seqs_.push_back(j);
+    }
+    seqs_.push_back(e.seq);
+  }
+  // The pid's node and label: taught by its first event that has them. Pids are a simulation's
+  // counters, dense from 1, so the table grows by one now and then; a pid far past it (a test's
+  // made-up one) is not worth the table and its events are kept whole.
+  const bool none = e.node.empty() && e.label.name.empty() && e.label.instance == 0;
+  bool own = false;
+  if (!none && e.pid.id != 0 && e.pid.id < ctx_.size() + 4096 && (e.pid.id >> 32) == 0) {
+    if (e.pid.id >= ctx_.size()) ctx_.resize(e.pid.id + 1);
+    Ctx& c = ctx_[e.pid.id];
+    if (c.node.empty() && c.label.name.empty() && c.label.instance == 0) c = Ctx{e.node, e.label};
+    own = c.node == e.node && c.label == e.label;
+  }
+  // The reason's detail: the log's number for it, given at its first sight.
+  std::uint32_t detail = 0;
+  if (const std::uint32_t a = e.reason.detail.index(); a != 0) {
+    if (a == last_detail_atom_) {
+      detail = last_detail_number_;
+    } else if (const auto it = detail_number_.find(a); it != detail_number_.end()) {
+      detail = it->second;
+    } else if (details_.size() < kDetailLimit) {
+      detail = static_cast<std::uint32_t>(details_.size());
+      details_.push_back(e.reason.detail);
+      detail_number_.emplace(a, static_cast<std::uint16_t>(detail));
+    }
+    if (detail != 0) last_detail_atom_ = a, last_detail_number_ = detail;
+  }
+  const std::uint64_t off = static_cast<std::uint64_t>(e.time.ns) - static_cast<std::uint64_t>(base_);
+  bool fits = off < kOffsetLimit && ((e.pid.id | e.other.id | e.msg) >> 32) == 0 &&
+              (e.reason.detail.empty() || detail != 0) && (none || own);
+  Packed& p = *next_;
+  if (e.kind == EventKind::system) {
+    fits = fits && e.tag.empty() && e.other.id == 0 && e.msg == 0;
+    if (fits) {
+      p.w[2] = e.field_count;
+      p.w[3] = 0;
+      if (e.field_count != 0) {
+        p.w[3] = static_cast<std::uint32_t>(fields_.size());
+        fields_.push_back(e.field_data);
+      }
+      p.w[4] = e.name.index();
+    }
+  } else {
+    fits = fits && e.name.empty() && e.field_count == 0;
+    if (fits) {
+      p.w[2] = static_cast<std::uint32_t>(e.other.id);
+      p.w[3] = static_cast<std::uint32_t>(e.msg);
+      p.w[4] = e.tag.index();
+    }
+  }
+  if (fits) {
+    p.w[0] = static_cast<std::uint32_t>(off);
+    p.w[1] = static_cast<std::uint32_t>(e.pid.id);
+    p.w[5] = static_cast<std::uint32_t>(off >> 32) | (static_cast<std::uint32_t>(e.kind) << 8) |
+             (static_cast<std::uint32_t>(e.reason.kind) << 14) | (own ? kOwnBit : 0) | (detail << 21);
+  } else {
+    p.w[0] = static_cast<std::uint32_t>(whole_.size());
+    p.w[1] = p.w[2] = p.w[3] = p.w[4] = 0;
+    p.w[5] = kWholeBit | (static_cast<std::uint32_t>(e.kind) << 8);
+    whole_.push_back(e);
+  }
+  ++next_;
+  ++size_;
+}
+
+TraceEvent EventLog::whole(std::uint32_t k) const { return whole_[k]; }
+
+std::size_t EventLog::bytes() const {
+  return size_ * sizeof(Packed) + bases_.size() * sizeof(std::int64_t) + ctx_.size() * sizeof(Ctx) +
+         whole_.size() * sizeof(TraceEvent) + fields_.size() * sizeof(const TraceField*) +
+         seqs_.size() * sizeof(std::uint64_t) + details_.size() * sizeof(Atom) +
+         detail_number_.size() * 48;  // a node of the map, about
 }
 
 std::string_view to_string(EventKind k) {
@@ -151,6 +241,7 @@ void Trace::append(TraceEvent& e, std::vector<TraceField>&& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) block[i] = std::move(fields[i]);
     e.field_data = block.get();
     field_blocks_.push_back(std::move(block));
+    field_bytes_ += fields.size() * sizeof(TraceField) + sizeof(std::unique_ptr<TraceField[]>);
   }
   append(e);
 }

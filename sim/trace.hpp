@@ -3,13 +3,17 @@
 // Nothing here formats text (reports/ does). Every event feeds a stable 64-bit hash over a
 // canonical encoding: integers and atom text hashes only, never addresses or atom indices.
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <new>
 #include <type_traits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,9 +102,8 @@ struct TraceField {
   FieldValue value;
 };
 
-/// One event. Trivially copyable (fields live elsewhere), so keeping millions costs a memcpy
-/// each and no destructor. 80 bytes: a kept trace is this per event (plus system events' fields),
-/// and every byte of it is a byte the kernel zeroes and faults in.
+/// One event. Trivially copyable (fields live elsewhere): a value to pass, copy and keep. 80
+/// bytes; a kept trace holds it packed in 24 (EventLog) and hands it back decoded.
 struct TraceEvent {
   Time time;
   std::uint64_t seq = 0;  ///< position in the trace, from 0
@@ -130,57 +133,133 @@ struct TraceEvent {
   }
   /// An atom or string field as text; "" when absent or of another type.
   std::string text(Atom key) const;
+
+  /// No `&e`: an event read from a log (EventLog, a check's `*in.events`) is a value decoded for
+  /// the reader, gone at the loop's next step, so a pointer to it would dangle. Keep a copy (this
+  /// type is trivially copyable) or its position (`e.seq` in a run's trace) instead.
+  /// std::addressof still works where an address is needed within one call.
+  const TraceEvent* operator&() const = delete;
+  TraceEvent* operator&() = delete;
 };
 
 static_assert(std::is_trivially_copyable_v<TraceEvent> && std::is_trivially_destructible_v<TraceEvent>);
-static_assert(sizeof(void*) != 8 || sizeof(TraceEvent) == 80, "no padding: kept traces are this per event");
+static_assert(sizeof(void*) != 8 || sizeof(TraceEvent) == 80, "no padding");
 
-/// Kept events in fixed chunks of 32,768 (2.5 MiB): appending never moves earlier events (a
+/// Kept events, compact: 24 bytes an event where a TraceEvent is 80, read back as TraceEvent
+/// values (operator[] and the iterator decode; there is no TraceEvent in memory to point at).
+///
+/// An event is six 32-bit words (Packed): its time as an offset from its block's base (a block is
+/// 256 events; the offset has 40 bits, 18 virtual minutes), pid, other (a system event: its field
+/// count), msg (a system event: its fields' index), tag (a system event: its name), and a word of
+/// kind, reason, reason detail and flags. Atoms are their 32-bit indices, but a reason's detail is
+/// the log's own number for it (11 bits: a log's first 2,047 distinct details). A process's node and
+/// label, the same at every event of it, are kept once per pid (the first event that names the
+/// pid teaches them) and an event only says "the pid's own". Seq is the index, unless an event
+/// came with another (a filtered log): then a side vector holds every seq. An event that does not
+/// fit (a word over 32 bits, the 2,048th distinct detail, another node or label than its pid's,
+/// time before its block's base or 2^40 ns past it, a system event with a tag) is kept whole out
+/// of line, and its record says where. A jump of virtual time over 18 minutes thus keeps the rest
+/// of its block whole: at most 255 events at 80 bytes.
+///
+/// Records sit in fixed chunks of 32,768 (768 KiB): appending never moves earlier records (a
 /// growing vector would copy the whole trace at every doubling and fault in twice the memory).
 /// Chunks are mapped whole and a thread keeps a few spare ones for its next simulation
 /// (trace.cpp), so a sweep's seeds do not each fault in fresh pages. Huge pages were tried for
 /// the chunks and were slower on the VM measured: its host reclaims free 2 MiB blocks (benchmarks.md).
 class EventLog {
  public:
+  /// One event, packed (see above). w[5]: bits 0-7 the time offset's high byte, 8-13 the kind,
+  /// 14-17 the reason's kind, 18 "the pid's node and label", 19 "kept whole" (w[0] is then its
+  /// index), 21-31 the reason's detail (the log's number for it: details_).
+  struct Packed {
+    std::uint32_t w[6];
+  };
   static constexpr std::size_t kChunkBits = 15;
   static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;  ///< events a chunk
-  static constexpr std::size_t kChunkBytes = kChunk * sizeof(TraceEvent);
+  static constexpr std::size_t kChunkBytes = kChunk * sizeof(Packed);
+  static constexpr std::size_t kBlockBits = 8;  ///< events sharing one time base
+  static constexpr std::uint64_t kOffsetLimit = std::uint64_t{1} << 40;
+  static constexpr std::uint32_t kDetailLimit = 1u << 11;
+  static constexpr std::uint32_t kOwnBit = 1u << 18;
+  static constexpr std::uint32_t kWholeBit = 1u << 19;
 
   EventLog() = default;
   EventLog(const EventLog&) = delete;
   EventLog& operator=(const EventLog&) = delete;
   ~EventLog();
 
+  /// Keeps `e`. Its fields (a system event's) are not copied: `e.field_data` must outlive the log.
   void push_back(const TraceEvent& e) {
-    emplace_with([&e]() -> const TraceEvent& { return e; });
-  }
-  /// Builds the event `make()` returns straight in its slot (a prvalue: no copy on the way).
-  template <class F>
-  void emplace_with(F&& make) {
-    if (next_ == end_) grow();
-    ::new (static_cast<void*>(next_)) TraceEvent(make());
-    ++next_;
-    ++size_;
+    // The kernel's events (no name, no fields, the pid's own node and label, small words) are
+    // packed here, inline where the kernel records them; every other goes out of line.
+    const std::size_t i = size_;
+    if (next_ != end_ && (i & kBlockMask) != 0 && seqs_.empty() && e.seq == i && e.kind != EventKind::system &&
+        e.name.empty() && e.field_count == 0) {
+      const std::uint64_t off = static_cast<std::uint64_t>(e.time.ns) - static_cast<std::uint64_t>(base_);
+      const bool none = e.node.empty() && e.label.name.empty() && e.label.instance == 0;
+      const bool own = !none && e.pid.id < ctx_.size() && ctx_[e.pid.id].node == e.node &&
+                       ctx_[e.pid.id].label == e.label;
+      if (off < kOffsetLimit && ((e.pid.id | e.other.id | e.msg) >> 32) == 0 &&
+          e.reason.detail.empty() && (none || own)) {
+        Packed& p = *next_;
+        p.w[0] = static_cast<std::uint32_t>(off);
+        p.w[1] = static_cast<std::uint32_t>(e.pid.id);
+        p.w[2] = static_cast<std::uint32_t>(e.other.id);
+        p.w[3] = static_cast<std::uint32_t>(e.msg);
+        p.w[4] = e.tag.index();
+        p.w[5] = static_cast<std::uint32_t>(off >> 32) | (static_cast<std::uint32_t>(e.kind) << 8) |
+                 (static_cast<std::uint32_t>(e.reason.kind) << 14) | (own ? kOwnBit : 0);
+        ++next_;
+        ++size_;
+        return;
+      }
+    }
+    push_slow(e);
   }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const TraceEvent& operator[](std::size_t i) const { return chunks_[i >> kChunkBits][i & (kChunk - 1)]; }
-  const TraceEvent& front() const { return (*this)[0]; }
-  const TraceEvent& back() const { return (*this)[size_ - 1]; }
+  /// The event at `i`, decoded. Inlined where it is read, so that a reader that looks at a few
+  /// fields pays for those (the compiler drops the rest).
+  [[gnu::always_inline]] TraceEvent operator[](std::size_t i) const {
+    return decode(i, chunks_[i >> kChunkBits][i & (kChunk - 1)]);
+  }
+  TraceEvent front() const { return (*this)[0]; }
+  TraceEvent back() const { return (*this)[size_ - 1]; }
+  /// What the log holds (its records, time bases, the pids' nodes and labels, the events kept
+  /// whole, the seqs and field pointers), not counting the fields themselves: --max-memory's measure.
+  std::size_t bytes() const;
+  /// How many events did not fit a record and are kept whole (benchmarks: the compact share).
+  std::size_t whole_count() const { return whole_.size(); }
 
+  /// Reads the log in order. Its reference is a value (a decoded TraceEvent): `&*it`, or the
+  /// address of a range-for's `const TraceEvent& e`, is gone at the next step. Keep an index
+  /// (`e.seq` of a Trace's log) or a copy (TraceEvent is trivially copyable) instead.
   class const_iterator {
    public:
-    using iterator_category = std::forward_iterator_tag;
+    using iterator_category = std::input_iterator_tag;  // C++17's rules: a forward iterator yields references
+    using iterator_concept = std::random_access_iterator_tag;
     using value_type = TraceEvent;
     using difference_type = std::ptrdiff_t;
-    using pointer = const TraceEvent*;
-    using reference = const TraceEvent&;
+    using reference = TraceEvent;
+    struct pointer {
+      TraceEvent e;
+      const TraceEvent* operator->() const { return std::addressof(e); }
+    };
     const_iterator() = default;
     const_iterator(const EventLog* log, std::size_t i) : log_(log), i_(i) {}
-    reference operator*() const { return (*log_)[i_]; }
-    pointer operator->() const { return &(*log_)[i_]; }
+    [[gnu::always_inline]] TraceEvent operator*() const {
+      // A loop's step: the record from the pointer ++ keeps, not the chunk table.
+      if (at_ == nullptr || at_index_ != i_) {
+        at_ = &log_->chunks_[i_ >> kChunkBits][i_ & (kChunk - 1)];
+        at_index_ = i_;
+      }
+      return log_->decode(i_, *at_);
+    }
+    pointer operator->() const { return {(*log_)[i_]}; }
+    TraceEvent operator[](difference_type n) const { return (*log_)[i_ + static_cast<std::size_t>(n)]; }
     const_iterator& operator++() {
       ++i_;
+      if (at_ != nullptr && (i_ & (kChunk - 1)) != 0) ++at_, ++at_index_;
       return *this;
     }
     const_iterator operator++(int) {
@@ -188,22 +267,177 @@ class EventLog {
       ++i_;
       return t;
     }
+    const_iterator& operator--() {
+      --i_;
+      return *this;
+    }
+    const_iterator operator--(int) {
+      const_iterator t = *this;
+      --i_;
+      return t;
+    }
+    const_iterator& operator+=(difference_type n) {
+      i_ += static_cast<std::size_t>(n);
+      return *this;
+    }
+    const_iterator& operator-=(difference_type n) {
+      i_ -= static_cast<std::size_t>(n);
+      return *this;
+    }
+    friend const_iterator operator+(const_iterator a, difference_type n) { return a += n; }
+    friend const_iterator operator+(difference_type n, const_iterator a) { return a += n; }
+    friend const_iterator operator-(const_iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
     bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    auto operator<=>(const const_iterator& o) const { return i_ <=> o.i_; }
+    /// The event's position in the log.
+    std::size_t index() const { return i_; }
 
    private:
     const EventLog* log_ = nullptr;
     std::size_t i_ = 0;
+    mutable const Packed* at_ = nullptr;  ///< the record of at_index_, once read
+    mutable std::size_t at_index_ = 0;
   };
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, size_}; }
 
+  /// The events of some kinds only, in order: `for (const TraceEvent& e : log.only({EventKind::system}))`.
+  /// It skips the others by their record's kind, without decoding them: a reader that wants a
+  /// tenth of a trace pays for that tenth (a loop over every event decodes each, about 40
+  /// instructions).
+  class Selection {
+   public:
+    class iterator {
+     public:
+      using iterator_category = std::input_iterator_tag;
+      using iterator_concept = std::forward_iterator_tag;
+      using value_type = TraceEvent;
+      using difference_type = std::ptrdiff_t;
+      using reference = TraceEvent;
+      iterator() = default;
+      iterator(const EventLog* log, std::size_t i, std::uint64_t kinds, const std::array<std::uint32_t, 4>* names)
+          : log_(log), i_(i), kinds_(kinds), names_(names) {
+        settle();
+      }
+      [[gnu::always_inline]] TraceEvent operator*() const { return log_->decode(i_, *at_); }
+      iterator& operator++() {
+        ++i_;
+        settle();
+        return *this;
+      }
+      iterator operator++(int) {
+        iterator t = *this;
+        ++*this;
+        return t;
+      }
+      bool operator==(const iterator& o) const { return i_ == o.i_; }
+      std::size_t index() const { return i_; }
+
+     private:
+      /// Moves to the first event at or after i_ of a chosen kind (or the end).
+      void settle() {
+        for (; i_ < log_->size_; ++i_) {
+          at_ = &log_->chunks_[i_ >> kChunkBits][i_ & (kChunk - 1)];
+          const std::size_t stop = std::min(log_->size_, (i_ | (kChunk - 1)) + 1);  // this chunk's end
+          for (; i_ < stop; ++i_, ++at_) {
+            const std::uint32_t meta = at_->w[5];
+            const std::uint32_t kind = (meta >> 8) & 0x3f;
+            if (((kinds_ >> kind) & 1) == 0) continue;
+            // A system event's name, when names were given (an event kept whole is let through:
+            // the reader looks at its name itself).
+            if (names_ == nullptr || kind != static_cast<std::uint32_t>(EventKind::system) || (meta & kWholeBit) != 0) return;
+            const std::uint32_t n = at_->w[4];
+            if (n == (*names_)[0] || n == (*names_)[1] || n == (*names_)[2] || n == (*names_)[3]) return;
+          }
+          --i_;  // the outer ++ moves to the next chunk's first event
+        }
+      }
+      const EventLog* log_ = nullptr;
+      std::size_t i_ = 0;
+      std::uint64_t kinds_ = 0;
+      const std::array<std::uint32_t, 4>* names_ = nullptr;
+      const Packed* at_ = nullptr;
+    };
+    Selection(const EventLog* log, std::uint64_t kinds, std::initializer_list<Atom> names) : log_(log), kinds_(kinds) {
+      if (names.size() == 0 || names.size() > names_.size()) return;  // no names, or more than it compares: every one
+      std::size_t k = 0;
+      for (Atom a : names) names_[k++] = a.index();
+      for (; k < names_.size(); ++k) names_[k] = names_[0];
+      named_ = true;
+    }
+    iterator begin() const { return {log_, 0, kinds_, named_ ? &names_ : nullptr}; }
+    iterator end() const { return {log_, log_->size_, kinds_, nullptr}; }
+
+   private:
+    const EventLog* log_;
+    std::uint64_t kinds_;
+    std::array<std::uint32_t, 4> names_{};
+    bool named_ = false;
+  };
+  /// `names` (up to four; more are not compared) narrows the system events to those names; the
+  /// other kinds chosen come whatever their names. A Selection must outlive its loop (a
+  /// range-for over `log.only(...)` keeps it).
+  Selection only(std::initializer_list<EventKind> kinds, std::initializer_list<Atom> names = {}) const {
+    std::uint64_t m = 0;
+    for (EventKind k : kinds) m |= std::uint64_t{1} << static_cast<unsigned>(k);
+    return {this, m, names};
+  }
+
  private:
+  static constexpr std::size_t kBlockMask = (std::size_t{1} << kBlockBits) - 1;
+  struct Ctx {
+    Atom node;
+    Label label;
+  };
+  void push_slow(const TraceEvent& e);  ///< every event push_back does not pack inline
+  TraceEvent whole(std::uint32_t k) const;  ///< the k-th event kept whole
+  static constexpr Atom atom(std::uint32_t index) {
+    Atom a;
+    a.index_ = index;
+    return a;
+  }
+  [[gnu::always_inline]] TraceEvent decode(std::size_t i, const Packed& p) const {
+    const std::uint32_t meta = p.w[5];
+    if ((meta & kWholeBit) != 0) [[unlikely]] return whole(p.w[0]);
+    const auto kind = static_cast<EventKind>((meta >> 8) & 0x3f);
+    const bool sys = kind == EventKind::system;
+    Ctx c{};
+    if ((meta & kOwnBit) != 0) c = ctx_[p.w[1]];
+    return TraceEvent{
+        .time = Time{bases_[i >> kBlockBits] +
+                     static_cast<std::int64_t>((static_cast<std::uint64_t>(meta & 0xff) << 32) | p.w[0])},
+        .seq = seqs_.empty() ? i : seqs_[i],
+        .pid = Pid{p.w[1]},
+        .other = Pid{sys ? 0 : p.w[2]},
+        .msg = sys ? 0 : p.w[3],
+        .node = c.node,
+        .tag = atom(sys ? 0 : p.w[4]),
+        .name = atom(sys ? p.w[4] : 0),
+        .label = c.label,
+        .reason = Reason{static_cast<ReasonKind>((meta >> 14) & 0xf), details_[meta >> 21]},
+        .kind = kind,
+        .field_count = static_cast<std::uint16_t>(sys ? p.w[2] : 0),
+        .field_data = sys && p.w[2] != 0 ? fields_[p.w[3]] : nullptr};
+  }
   void grow();  ///< the next chunk: a spare one of the thread's, or a fresh mapping
 
-  std::vector<TraceEvent*> chunks_;
-  TraceEvent* next_ = nullptr;  ///< the next free slot in chunks_.back()
-  TraceEvent* end_ = nullptr;   ///< chunks_.back()'s end
+  std::vector<Packed*> chunks_;
+  Packed* next_ = nullptr;  ///< the next free slot in chunks_.back()
+  Packed* end_ = nullptr;   ///< chunks_.back()'s end
   std::size_t size_ = 0;
+  std::int64_t base_ = 0;             ///< bases_.back()
+  std::vector<std::int64_t> bases_;   ///< each block's time base: its first event's time
+  std::vector<Ctx> ctx_;              ///< by pid: its node and label (empty until its first event)
+  std::vector<TraceEvent> whole_;     ///< the events that did not fit a record
+  std::vector<const TraceField*> fields_;  ///< system events' fields, by index
+  std::vector<std::uint64_t> seqs_;   ///< every event's seq, once one was not its index
+  std::vector<Atom> details_{Atom{}};  ///< the reasons' details by the log's number for them (0: none)
+  std::map<std::uint32_t, std::uint16_t> detail_number_;  ///< by atom index: its number in details_
+  std::uint32_t last_detail_atom_ = 0;    ///< the last detail looked up (drops repeat one reason)
+  std::uint32_t last_detail_number_ = 0;
 };
 
 /// Receives every event as it is appended (streaming to a file, a checker, a test).
@@ -315,11 +549,9 @@ class Trace {
     acc_ = trace_hash::fold_words(acc_, time, pid, other, msg, kind, reason, label, node, tag);
     if (sinks_.empty()) {
       if (mode_ == TraceMode::keep) {
-        events_.emplace_with([&] {
-          return TraceEvent{.time = time, .seq = seq, .pid = pid, .other = other, .msg = msg, .node = node,
-                            .tag = tag, .name = {}, .label = label, .reason = reason, .kind = kind,
-                            .field_count = 0, .field_data = nullptr};
-        });
+        events_.push_back(TraceEvent{.time = time, .seq = seq, .pid = pid, .other = other, .msg = msg, .node = node,
+                                     .tag = tag, .name = {}, .label = label, .reason = reason, .kind = kind,
+                                     .field_count = 0, .field_data = nullptr});
       }
       return;
     }
@@ -333,6 +565,8 @@ class Trace {
   std::uint64_t hash() const;
   std::uint64_t count() const { return count_; }
   const EventLog& events() const { return events_; }
+  /// What keeping costs so far: the log's bytes and its system events' fields (--max-memory).
+  std::size_t kept_bytes() const { return events_.bytes() + field_bytes_; }
 
  private:
   void stream(const TraceEvent& e);
@@ -344,6 +578,7 @@ class Trace {
   TraceMode mode_;
   EventLog events_;
   std::vector<std::unique_ptr<TraceField[]>> field_blocks_;
+  std::size_t field_bytes_ = 0;  ///< field_blocks_' fields
   std::vector<TraceSink*> sinks_;
   std::uint64_t count_ = 0;
   std::uint64_t acc_ = 0x9e3779b97f4a7c15ULL;

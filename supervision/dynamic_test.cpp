@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace_keys.hpp"
 #include "supervision/registry.hpp"
@@ -58,18 +59,18 @@ void as_process(Simulation& sim, std::function<void(Context&)> fn) {
   sim.run();
 }
 
-std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
-  std::vector<const TraceEvent*> out;
+std::vector<HeldEvent> system_events(const Simulation& sim, const char* name) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : sim.trace().events()) {
-    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back({e});
   }
   return out;
 }
 
-std::vector<const TraceEvent*> exits_of(const Simulation& sim, const std::string& prefix) {
-  std::vector<const TraceEvent*> out;
+std::vector<HeldEvent> exits_of(const Simulation& sim, const std::string& prefix) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : sim.trace().events()) {
-    if (e.kind == EventKind::exit && e.label.name.text().starts_with(prefix)) out.push_back(&e);
+    if (e.kind == EventKind::exit && e.label.name.text().starts_with(prefix)) out.push_back({e});
   }
   return out;
 }
@@ -217,7 +218,7 @@ TEST_CASE("simple_one_for_one - children stop in parallel under one timer") {
     CHECK_FALSE(sim.alive(sup));
     const auto ends = exits_of(sim, "/root/session");
     REQUIRE(ends.size() == 3);
-    for (const TraceEvent* e : ends) {
+    for (const HeldEvent& e : ends) {
       CHECK(e->time == asked + (stall ? 2_s : 1_s));
       CHECK(e->reason == (stall ? Reason::killed() : Reason::shutdown()));
     }
@@ -400,7 +401,7 @@ TEST_CASE("an always-failing restart with intensity I fails attempts 2 to I+1 an
   CHECK(errors.size() == 3);  // attempts 2, 3, 4: the crash and two retries count 3 restarts
   const auto gave_up = system_events(sim, "reached_max_restart_intensity");
   REQUIRE(gave_up.size() == 1);
-  for (const TraceEvent* e : errors) CHECK(e->time == gave_up.front()->time);
+  for (const HeldEvent& e : errors) CHECK(e->time == gave_up.front()->time);
   CHECK(gave_up.front()->time == Time{} + 1_s);
 }
 

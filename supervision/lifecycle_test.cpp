@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/lifecycle.hpp"
 
@@ -95,11 +96,11 @@ std::int64_t number(const TraceEvent& e, const char* key) {
 }
 
 /// System events named `name` (about service `id` if given), in trace order.
-std::vector<const TraceEvent*> events(const Simulation& sim, const char* name, const std::string& id = "") {
-  std::vector<const TraceEvent*> out;
+std::vector<HeldEvent> events(const Simulation& sim, const char* name, const std::string& id = "") {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : sim.trace().events()) {
     if (e.kind == EventKind::system && e.name == Atom(name) && (id.empty() || text(e, "id") == id)) {
-      out.push_back(&e);
+      out.push_back({e});
     }
   }
   return out;
@@ -117,7 +118,7 @@ struct Change {
 
 std::vector<Change> changes(const Simulation& sim, const std::string& id) {
   std::vector<Change> out;
-  for (const TraceEvent* e : events(sim, "service_state", id)) {
+  for (const HeldEvent& e : events(sim, "service_state", id)) {
     out.push_back({e->time, e->seq, text(*e, "from"), text(*e, "to"), text(*e, "reason"),
                    number(*e, "attempt")});
   }
@@ -247,7 +248,7 @@ TEST_CASE("lifecycle: the attempt counter resets once a service ran longer than 
   start_lifecycle(sim, {{s}});
   sim.run();
   std::vector<std::int64_t> attempts;
-  for (const TraceEvent* e : events(sim, "service_retry", "worker")) attempts.push_back(number(*e, "attempt"));
+  for (const HeldEvent& e : events(sim, "service_retry", "worker")) attempts.push_back(number(*e, "attempt"));
   CHECK(attempts == std::vector<std::int64_t>{1, 2, 3, 1, 2});
   const std::vector<Duration> gaps = retry_gaps(changes(sim, "worker"));
   REQUIRE(gaps.size() == 5);
@@ -467,17 +468,17 @@ TEST_CASE("lifecycle: every state change is a trace event - a crash - a retry - 
   const std::set<std::string> seed{"none>inactive",  "inactive>starting", "starting>running",
                                    "running>stopping", "stopping>stopped", "running>failed",
                                    "starting>failed",  "failed>starting"};
-  for (const TraceEvent* e : events(sim, "service_state")) {
+  for (const HeldEvent& e : events(sim, "service_state")) {
     CHECK(seed.count(text(*e, "from") + ">" + text(*e, "to")) == 1);
   }
   // The service's processes carry its tree path and start count.
   const auto retried = events(sim, "service_state", "w").at(4);  // failed>starting
   const Pid second = std::get<Pid>(*field(*retried, "pid"));
-  const TraceEvent* spawn = nullptr;
+  std::optional<TraceEvent> spawn;
   for (const TraceEvent& e : sim.trace().events()) {
-    if (e.kind == EventKind::spawn && e.pid == second) spawn = &e;
+    if (e.kind == EventKind::spawn && e.pid == second) spawn = e;
   }
-  REQUIRE(spawn != nullptr);
+  REQUIRE(spawn.has_value());
   CHECK(spawn->label.name == Atom("/app/w"));
   CHECK(spawn->label.instance == 2);
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/supervisor.hpp"
 
@@ -91,10 +92,10 @@ std::vector<std::string> changed(const std::map<std::string, Pid>& a,
   return out;
 }
 
-std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
-  std::vector<const TraceEvent*> out;
+std::vector<HeldEvent> system_events(const Simulation& sim, const char* name) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : sim.trace().events()) {
-    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back({e});
   }
   return out;
 }
@@ -111,7 +112,7 @@ TEST_CASE("supervisor: the mini pipeline's tree starts every child in order with
   auto started = system_events(sim, "child_started");
   REQUIRE(started.size() == 7);  // 2 supervisors, 5 stages
   std::vector<std::string> order;
-  for (const TraceEvent* e : started) order.emplace_back(std::get<Atom>(e->fields()[0].value).text());
+  for (const HeldEvent& e : started) order.emplace_back(std::get<Atom>(e->fields()[0].value).text());
   CHECK(order == std::vector<std::string>{"db_sink", "dead_letter", "sink", "reader", "parser",
                                           "validator", "input"});
   auto info = sim.info(sim.whereis(Atom("parser")));
@@ -493,7 +494,7 @@ TEST_CASE("supervisor init: a root traces its own start result as root_start - o
     start_root(sim, std::move(spec));
     const auto ev = system_events(sim, "root_start");
     std::string out;
-    for (const TraceEvent* e : ev) out += e->text(Atom("result")) + " " + e->text(Atom("value")) + ";";
+    for (const HeldEvent& e : ev) out += e->text(Atom("result")) + " " + e->text(Atom("value")) + ";";
     return out;
   };
   CHECK(root_value({}, true) == "ok {ok,/root#1};");

@@ -3,6 +3,7 @@
 // built with the example (CMakeLists.txt), which sets no C++ standard of its own: the package's
 // targets ask for C++20 themselves. It runs nothing; cache_test.cpp and the CTest entries do.
 
+#include <optional>
 #include <letitcrash/letitcrash.hpp>
 
 #include <cstdint>
@@ -52,7 +53,7 @@ class Echo final : public lic::Behaviour {
   // Judging: a verdict with its witness, kind, roles, margin and judged flag.
   lic::Verdict v{false, lic::format_ratio(lic::Ratio::percent(5)) + " " + lic::format_duration(lic::kSecond)};
   v.witness = lic::witness_at(e, {"/root/a"}, "why");
-  if (const lic::TraceEvent* at = lic::first_at(*in.events, lic::Time{})) v.witness = lic::witness_at(*at, {}, "the start");
+  if (const std::optional<lic::TraceEvent> at = lic::first_at(*in.events, lic::Time{})) v.witness = lic::witness_at(*at, {}, "the start");
   const lic::Witness w = *v.witness;
   v.kind = "a_kind";
   v.roles = {w.processes};

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "properties/history.hpp"
 #include "properties/leader.hpp"
 #include "scenarios/behaviours/pg.hpp"
@@ -96,12 +97,12 @@ struct World {
     sim.unblock(a, b);
     sim.unblock(b, a);
   }
-  std::vector<const TraceEvent*> events(const char* name) const { return system_events(sim.trace(), name); }
+  std::vector<HeldEvent> events(const char* name) const { return system_events(sim.trace(), name); }
   /// The db_session_end of `session` (null when it has not ended).
-  const TraceEvent* session_end(std::int64_t session) const {
-    for (const TraceEvent* e : events("db_session_end"))
-      if (*field<std::int64_t>(*e, "session") == session) return e;
-    return nullptr;
+  std::optional<TraceEvent> session_end(std::int64_t session) const {
+    for (const HeldEvent& e : events("db_session_end"))
+      if (*field<std::int64_t>(*e, "session") == session) return *e;
+    return std::nullopt;
   }
 };
 
@@ -333,8 +334,8 @@ TEST_CASE("pg: the client's node crashing or its process dying ends the session 
     ctx.sleep(100_s);  // an owner that returns closes its connections
   });
   w.run_to(11_s);
-  const TraceEvent* end = w.session_end(session);
-  REQUIRE(end != nullptr);
+  const std::optional<TraceEvent> end = w.session_end(session);
+  REQUIRE(end.has_value());
   INFO("the session ended at t=" << format_time(end->time) << " (" << why(*end) << ")");
   CHECK(why(*end) == "reset");
   CHECK(end->time >= at(10_s));
@@ -365,10 +366,10 @@ TEST_CASE("pg: a client cut off from the database loses its session only when ke
   w.run_to(21_s);
   w.cut(kC1, kDb);
   w.run_to(21_s + 59_s);
-  CHECK(w.session_end(session) == nullptr);  // the idle time since the last word has not passed
+  CHECK(!w.session_end(session).has_value());  // the idle time since the last word has not passed
   w.run_to(200_s);
-  const TraceEvent* end = w.session_end(session);
-  REQUIRE(end != nullptr);
+  const std::optional<TraceEvent> end = w.session_end(session);
+  REQUIRE(end.has_value());
   INFO("the session ended at t=" << format_time(end->time) << "; the last ping went at t=" << format_time(last_sent)
                                  << " and was answered at t=" << format_time(last_answered));
   CHECK(why(*end) == "keepalive");
@@ -414,8 +415,8 @@ TEST_CASE("pg: an answer caught by a cut is retransmitted - keepalive waits and 
   REQUIRE(sent > at(10_s));
   w.cut(kC1, kDb);  // the query is at the server, its answer not yet
   w.run_to(200_s);
-  const TraceEvent* end = w.session_end(session);
-  REQUIRE(end != nullptr);
+  const std::optional<TraceEvent> end = w.session_end(session);
+  REQUIRE(end.has_value());
   INFO("the session ended at t=" << format_time(end->time) << "; the query went at t=" << format_time(sent));
   CHECK(why(*end) == "retransmit");
   // answer at sent + 1 s (+ query latency), first retransmission 204 ms later, then 3 s.
@@ -445,7 +446,7 @@ TEST_CASE("pg: a cut shorter than the keepalive leaves the session and its lock 
   w.run_to(71_s);  // 50 s: the probes 60 s and 70 s after the last word are lost, the one at 80 s is answered
   w.heal(kC1, kDb);
   w.run_to(300_s);
-  CHECK(w.session_end(session) == nullptr);
+  CHECK(!w.session_end(session).has_value());
   CHECK(w.events("db_unlock").empty());
   CHECK((mine_after.ok() && mine_after.value && mine_after.token == 1));
   CHECK(other.ok());
@@ -478,7 +479,7 @@ TEST_CASE("pg: a query on a session the server ended gets ConnectionDoesNotExist
   CHECK(cut_off.status == pg::Result::Status::timeout);
   CHECK(cut_off.error == "TimeoutError");
   CHECK(cut_off_took == 3_s);
-  REQUIRE(w.session_end(session) != nullptr);
+  REQUIRE(w.session_end(session).has_value());
   CHECK(ended.status == pg::Result::Status::no_connection);
   CHECK(ended.error == "ConnectionDoesNotExistError");
   CHECK(ended_took <= 5_ms);  // the server's OS answers at once: a round trip
@@ -530,8 +531,8 @@ TEST_CASE("pg: pg_terminate_backend only signals - a try right after its answer 
     CHECK(terminated.value);
     CHECK(later.value);  // gone within 3.8 ms: the lock is free 10 ms on
     held += tried.value ? 0 : 1;
-    const TraceEvent* end = w.session_end(victim);
-    REQUIRE(end != nullptr);
+    const std::optional<TraceEvent> end = w.session_end(victim);
+    REQUIRE(end.has_value());
     CHECK(why(*end) == "terminated");
     CHECK(end->time <= answered + 3'800_us);
   }
@@ -567,7 +568,7 @@ TEST_CASE("pg: a backend sent SIGTERM answers nothing more - a lock let go while
     w.run_to(5_s);
     INFO("seed " << seed);
     CHECK(waited.status == pg::Result::Status::no_connection);
-    for (const TraceEvent* e : w.events("db_lock")) CHECK(*field<std::int64_t>(*e, "session") != waiter);
+    for (const HeldEvent& e : w.events("db_lock")) CHECK(*field<std::int64_t>(*e, "session") != waiter);
     CHECK(own.status == pg::Result::Status::no_connection);  // FATAL, no row (was: true, then the end)
   }
 }
@@ -596,7 +597,7 @@ TEST_CASE("pg: pg_terminate_backend with a timeout looks every 100 ms and not af
     CHECK(elapsed == 1_ms + 2_ms + took + 1_ms);
     CHECK(terminated.notices == (value ? std::vector<std::string>{}
                                        : std::vector<std::string>{fmt::format("backend with PID {} did not terminate within 1 millisecond", victim)}));
-    REQUIRE(w.session_end(victim) != nullptr);  // gone anyway
+    REQUIRE(w.session_end(victim).has_value());  // gone anyway
   }
 }
 
@@ -636,7 +637,7 @@ TEST_CASE("pg: a restart (degrade mode restart, or the db node crashing) ends ev
   CHECK(pings[2].ok());
   CHECK(sessions[1] > other);  // session ids are never reused
   CHECK(sessions[2] > sessions[1]);
-  REQUIRE(w.session_end(other) != nullptr);
+  REQUIRE(w.session_end(other).has_value());
   CHECK(why(*w.session_end(other)) == "restart");
   CHECK(why(*w.session_end(sessions[0])) == "restart");
   const auto writes = w.events("db_write");
@@ -664,9 +665,9 @@ TEST_CASE("pg: a client that ends normally without closing its connection loses 
     if (const auto c = connect(ctx)) other = c->query(ctx, kTryLock, 1_s);
   });
   w.run_to(500_s);
-  const TraceEvent* end = w.session_end(session);
-  CHECK(end != nullptr);
-  if (end != nullptr) {
+  const std::optional<TraceEvent> end = w.session_end(session);
+  CHECK(end.has_value());
+  if (end.has_value()) {
     INFO("the session ended at t=" << format_time(end->time));
     CHECK(end->time <= at(10_ms));
   }
@@ -689,8 +690,8 @@ TEST_CASE("pg: a client process that dies after a healed cut resets its session 
   w.run_to(20_s);
   w.sim.crash(owner, Reason::error(Atom("boom")));
   w.run_to(200_s);
-  const TraceEvent* end = w.session_end(session);
-  REQUIRE(end != nullptr);
+  const std::optional<TraceEvent> end = w.session_end(session);
+  REQUIRE(end.has_value());
   INFO("the session ended at t=" << format_time(end->time) << " (" << why(*end) << ")");
   CHECK(why(*end) == "reset");
   CHECK(end->time <= at(20_s) + 5_ms);
@@ -1019,7 +1020,7 @@ TEST_CASE("coordinator: fenced - the same cut gives one failover and no write fr
   CHECK(fs->second.values[0] == Approx(static_cast<double>(f.took().ns) / 1e9));
   CHECK(r.metrics.at("leader_losses").values == std::vector<double>{1.0});
   CHECK(r.metrics.at("leader_overlap_s").values == std::vector<double>{0.0});
-  for (const TraceEvent* e : system_events(r.sim->trace(), "db_write_refused")) CHECK(e->text(Atom("node")) == "c1");
+  for (const HeldEvent& e : system_events(r.sim->trace(), "db_write_refused")) CHECK(e->text(Atom("node")) == "c1");
   // leader_name follows the leader: registered by c2's coordinator at the end.
   const Pid leader = r.sim->whereis(Atom("leader"));
   REQUIRE(leader);
@@ -1084,13 +1085,13 @@ TEST_CASE("coordinator: each defence alone - check_only steps down with no token
   for (const CheckResult& c : check.checks) UNSCOPED_INFO("check_only " << c.name << ": " << c.detail);
   CHECK(check.passed);
   CHECK(system_events(check.sim->trace(), "db_write_refused").empty());  // nothing carries a token
-  for (const TraceEvent* e : system_events(check.sim->trace(), "db_write")) CHECK(*field<std::int64_t>(*e, "token") == 0);
+  for (const HeldEvent& e : system_events(check.sim->trace(), "db_write")) CHECK(*field<std::int64_t>(*e, "token") == 0);
   const RunResult fence = run_text(election("fence_only", checks));
   for (const CheckResult& c : fence.checks) UNSCOPED_INFO("fence_only " << c.name << ": " << c.detail);
   CHECK(check_named(fence, "leader_safety").passed);
   const auto refused = system_events(fence.sim->trace(), "db_write_refused");
   CHECK(!refused.empty());  // the fence acted: c1's loops wrote on with the old token
-  for (const TraceEvent* e : refused) CHECK(e->text(Atom("node")) == "c1");
+  for (const HeldEvent& e : refused) CHECK(e->text(Atom("node")) == "c1");
   CHECK_FALSE(check_named(fence, "leader_at_end").passed);  // nothing told c1 it lost
 }
 
@@ -1102,11 +1103,11 @@ TEST_CASE("coordinator: history - each loop's writes are operations, ok as the d
   CHECK(h.mistake.empty());
   REQUIRE(!h.ops.empty());
   std::map<std::string, int> ok, fail, info, applied, refused;
-  for (const TraceEvent* e : system_events(r.sim->trace(), "op_ok")) ++ok[std::string(e->node.text())];
-  for (const TraceEvent* e : system_events(r.sim->trace(), "op_fail")) ++fail[std::string(e->node.text())];
-  for (const TraceEvent* e : system_events(r.sim->trace(), "op_info")) ++info[std::string(e->node.text())];
-  for (const TraceEvent* e : system_events(r.sim->trace(), "db_write")) ++applied[e->text(Atom("node"))];
-  for (const TraceEvent* e : system_events(r.sim->trace(), "db_write_refused")) ++refused[e->text(Atom("node"))];
+  for (const HeldEvent& e : system_events(r.sim->trace(), "op_ok")) ++ok[std::string(e->node.text())];
+  for (const HeldEvent& e : system_events(r.sim->trace(), "op_fail")) ++fail[std::string(e->node.text())];
+  for (const HeldEvent& e : system_events(r.sim->trace(), "op_info")) ++info[std::string(e->node.text())];
+  for (const HeldEvent& e : system_events(r.sim->trace(), "db_write")) ++applied[e->text(Atom("node"))];
+  for (const HeldEvent& e : system_events(r.sim->trace(), "db_write_refused")) ++refused[e->text(Atom("node"))];
   // c2 took over and was never cut: each write the database applied is one it saw ok, and back.
   CHECK(applied["c2"] > 0);
   CHECK(ok["c2"] == applied["c2"]);

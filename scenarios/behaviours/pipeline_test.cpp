@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "properties/conservation.hpp"
 #include "scenarios/behaviours/pipeline.hpp"
 #include "scenarios/testing/support.hpp"
@@ -80,7 +81,7 @@ TEST_CASE("pipeline: with no faults every valid line is stored and every unparsa
   CHECK(c.in_flight.count == 0);
   CHECK(c.unaccounted.count == 0);
   // Dead letters say why each line did not parse.
-  for (const TraceEvent* e : system_events(sim.trace(), "line_dead_lettered")) {
+  for (const HeldEvent& e : system_events(sim.trace(), "line_dead_lettered")) {
     const std::string why(field<Atom>(*e, "why")->text());
     CHECK((why == "not_two_fields" || why == "not_an_integer"));
   }

@@ -383,7 +383,7 @@ TEST_CASE("availability of a lifecycle service: up while its service_state is ru
   const lic::EventLog& log = r.sim->trace().events();
   // When each went to running, as the lifecycle supervisor reported it.
   std::map<std::string, std::vector<lic::Time>> running;
-  for (const lic::TraceEvent* e : lic::scenarios::testing::system_events(r.sim->trace(), "service_state")) {
+  for (const lic::HeldEvent& e : lic::scenarios::testing::system_events(r.sim->trace(), "service_state")) {
     const auto* to = lic::scenarios::testing::field<lic::Atom>(*e, "to");
     const auto* id = lic::scenarios::testing::field<lic::Atom>(*e, "id");
     if (to != nullptr && id != nullptr && *to == lic::Atom("running")) running["/root/" + std::string(id->text())].push_back(e->time);

@@ -101,26 +101,30 @@ namespace {
 /// `delivery`: each message id sent (msg_sent) against its receipts (msg_received). A message
 /// sent after the chaos phase of a run with a quiet phase may still be on its way: not lost.
 Verdict delivery(const CheckInput& in, bool at_least, bool at_most) {
+  // Events by their position in the log (it hands events out as values: nothing to point at).
+  static constexpr std::size_t kNone = ~std::size_t{0};
   struct Seen {
-    const TraceEvent* sent = nullptr;
-    const TraceEvent* second = nullptr;  // its second receipt
+    std::size_t sent = kNone;
+    std::size_t second = kNone;  // its second receipt
     std::size_t received = 0;
   };
+  const EventLog& log = *in.events;
   std::map<std::string, Seen> ids;
-  const TraceEvent* phantom = nullptr;
+  std::size_t phantom = kNone;
   std::size_t sent = 0, received = 0;
-  for (const TraceEvent& e : *in.events) {
+  for (std::size_t at = 0; at < log.size(); ++at) {
+    const TraceEvent e = log[at];
     if (e.kind != EventKind::system || (e.name != history::kMsgSent && e.name != history::kMsgReceived)) continue;
     const std::string id = e.text(history::kMsgId);
     Seen& s = ids[id];
     if (e.name == history::kMsgSent) {
       ++sent;
-      if (s.sent == nullptr) s.sent = &e;
+      if (s.sent == kNone) s.sent = at;
       continue;
     }
     ++received;
-    if (s.sent == nullptr && phantom == nullptr) phantom = &e;
-    if (++s.received == 2) s.second = &e;
+    if (s.sent == kNone && phantom == kNone) phantom = at;
+    if (++s.received == 2) s.second = at;
   }
   if (sent == 0 && received == 0) {
     Verdict v{true, "not judged: no message was recorded (msg_sent, msg_received)"};
@@ -129,30 +133,31 @@ Verdict delivery(const CheckInput& in, bool at_least, bool at_most) {
   }
   const bool settles = in.quiet_ran;  // a quiet phase: what was sent in the chaos phase had time to arrive
   std::size_t lost = 0, duplicated = 0;
-  const TraceEvent* first_lost = nullptr;
-  const TraceEvent* first_dup = nullptr;
+  std::size_t first_lost = kNone;
+  std::size_t first_dup = kNone;
   std::string lost_id, dup_id;
   for (const auto& [id, s] : ids) {
-    if (s.sent != nullptr && s.received == 0 && (!settles || s.sent->time < in.phases.chaos_end)) {
+    if (s.sent != kNone && s.received == 0 && (!settles || log[s.sent].time < in.phases.chaos_end)) {
       ++lost;
-      if (first_lost == nullptr || s.sent->seq < first_lost->seq) first_lost = s.sent, lost_id = id;
+      if (first_lost == kNone || s.sent < first_lost) first_lost = s.sent, lost_id = id;
     }
     if (s.received > 1) {
       ++duplicated;
-      if (first_dup == nullptr || s.second->seq < first_dup->seq) first_dup = s.second, dup_id = id;
+      if (first_dup == kNone || s.second < first_dup) first_dup = s.second, dup_id = id;
     }
   }
   const std::string counts = fmt::format("{} messages sent, {} receipts: {} lost, {} delivered more than once", sent, received, lost, duplicated);
   Verdict v{true, counts};
-  const auto fail = [&](const char* kind, const TraceEvent* at, const std::string& why) {
+  const auto fail = [&](const char* kind, std::size_t at_index, const std::string& why) {
+    const TraceEvent at = log[at_index];
     v.passed = false;
     v.kind = kind;
     v.detail = why + "; " + counts;
-    v.witness = witness_at(*at, {std::string(at->label.name.text())}, why);
+    v.witness = witness_at(at, {std::string(at.label.name.text())}, why);
   };
-  if (phantom != nullptr) fail("phantom", phantom, "message '" + phantom->text(history::kMsgId) + "' was received but never sent");
-  else if (at_most && first_dup != nullptr) fail("duplicated", first_dup, "message '" + dup_id + "' was received a second time here");
-  else if (at_least && first_lost != nullptr) fail("lost", first_lost, "message '" + lost_id + "', sent here, was never received");
+  if (phantom != kNone) fail("phantom", phantom, "message '" + log[phantom].text(history::kMsgId) + "' was received but never sent");
+  else if (at_most && first_dup != kNone) fail("duplicated", first_dup, "message '" + dup_id + "' was received a second time here");
+  else if (at_least && first_lost != kNone) fail("lost", first_lost, "message '" + lost_id + "', sent here, was never received");
   return v;
 }
 

@@ -30,7 +30,7 @@ Verdict leader_safety(const CheckInput& in) {
   if (!v.passed) v.kind = s.unsafe.front().node == s.unsafe.front().holder ? "stale_term" : "stale_write";
   if (!s.unsafe.empty()) {
     const pl::UnsafeWrite& w = s.unsafe.front();
-    for (const TraceEvent& e : *in.events) {
+    for (const TraceEvent& e : in.events->only({EventKind::system}, {pl::leader::kWrite})) {
       if (e.time == w.at && e.kind == EventKind::system && e.name == pl::leader::kWrite && e.text(Atom("node")) == w.node) {
         v.witness = witness_at(e, {std::string(e.label.name.text())},
                                w.node == w.holder
@@ -63,7 +63,7 @@ CheckJudge single_leader(Args& a) {
       v.margin = m;
     }
     if (!v.passed)
-      if (const TraceEvent* e = first_at(*in.events, b.overlap_at))
+      if (const std::optional<TraceEvent> e = first_at(*in.events, b.overlap_at))
         v.witness = witness_at(*e, b.overlap_nodes, fmt::format("{} believed they led at once from here, for {:.3f}s", nodes,
                                                                  seconds(b.longest_overlap)));
     return v;
@@ -82,7 +82,7 @@ std::string describe(const pl::Failover& f) {
 /// zero).
 Duration tcp_limit(const EventLog& events) {
   std::set<std::pair<std::int64_t, std::int64_t>> settings;  // each server start's, once (a restart repeats them)
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::system}, {pl::leader::kStart})) {
     if (e.kind != EventKind::system || e.name != pl::leader::kStart) continue;
     const auto* user = e.field<std::int64_t>(Atom("tcp_user_timeout"));
     const auto* retries = e.field<std::int64_t>(Atom("tcp_retries2"));
@@ -98,7 +98,7 @@ Duration tcp_limit(const EventLog& events) {
 /// the retry and the query timeouts alike. 1 when no clock ran slow.
 double slowest_clock_stretch(const EventLog& events) {
   std::int64_t slowest = 0;
-  for (const TraceEvent& e : events)
+  for (const TraceEvent& e : events.only({EventKind::clock_change}))
     if (e.kind == EventKind::clock_change) slowest = std::min(slowest, static_cast<std::int64_t>(e.other.id));
   return 1e6 / static_cast<double>(1'000'000 + slowest);
 }
@@ -150,7 +150,7 @@ CheckJudge failover(Args& a) {
     if (n >= min) v.margin = margin;
     // The first failover too slow: from the instant its leader lost the leadership.
     if (first_late != nullptr)
-      if (const TraceEvent* e = first_at(*in.events, first_late->lost))
+      if (const std::optional<TraceEvent> e = first_at(*in.events, first_late->lost))
         v.witness = witness_at(*e, first_late->done() ? std::vector<std::string>{first_late->from, first_late->to}
                                                       : std::vector<std::string>{first_late->from},
                                late.front());
@@ -165,17 +165,17 @@ Verdict leader_at_end(const CheckInput& in) {
     Verdict v{false, fmt::format("{} nodes believe they lead at the end, not one", b.at_end.size())};
     v.kind = b.at_end.empty() ? "no_leader" : "two_leaders";
     // The last change of anyone's belief: from there on the count stayed wrong.
-    const TraceEvent* last = nullptr;
-    for (const TraceEvent& e : *in.events)
-      if (e.kind == EventKind::system && e.name == pl::leader::kBelief) last = &e;
-    if (last != nullptr)
+    std::optional<TraceEvent> last;
+    for (const TraceEvent& e : in.events->only({EventKind::system}, {pl::leader::kBelief}))
+      if (e.kind == EventKind::system && e.name == pl::leader::kBelief) last = e;
+    if (last)
       v.witness = witness_at(*last, b.at_end, fmt::format("the last change of belief; from here {} nodes believed they led", b.at_end.size()));
     return v;
   }
   const std::string& node = b.at_end.front();
   const pl::LeaderSafety s = pl::check_leader_safety(*in.events);
   std::int64_t writes = 0;
-  for (const TraceEvent& e : *in.events) {
+  for (const TraceEvent& e : in.events->only({EventKind::system}, {pl::leader::kWrite})) {
     writes += e.time >= in.phases.chaos_end && e.kind == EventKind::system && e.name == pl::leader::kWrite &&
               e.text(Atom("node")) == node;
   }
@@ -185,7 +185,7 @@ Verdict leader_at_end(const CheckInput& in) {
     Verdict v{false, node + " leads at the end, but the quiet phase saw a write from a node that did not lead"};
     v.kind = "stale_write";
     const auto w = std::find_if(s.unsafe.begin(), s.unsafe.end(), [&](const pl::UnsafeWrite& u) { return u.at >= in.phases.chaos_end; });
-    if (const TraceEvent* e = first_at(*in.events, w->at))
+    if (const std::optional<TraceEvent> e = first_at(*in.events, w->at))
       v.witness = witness_at(*e, {w->node}, fmt::format("{} wrote (write {}) in the quiet phase while {} led", w->node, w->seq,
                                                         w->holder.empty() ? "nobody" : w->holder));
     return v;

@@ -61,7 +61,7 @@ std::string join(const std::vector<std::string>& v, std::size_t cap = 5) {
 /// Supervisors that gave up (reached their restart intensity), in trace order, each once.
 std::vector<std::string> escalations(const EventLog& log) {
   std::vector<std::string> out;
-  for (const TraceEvent& e : log) {
+  for (const TraceEvent& e : log.only({EventKind::system}, {kReachedMax})) {
     if (e.kind == EventKind::system && e.name == kReachedMax) {
       std::string p(e.label.name.text());
       if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
@@ -71,34 +71,34 @@ std::vector<std::string> escalations(const EventLog& log) {
 }
 
 /// The event where a root of `roots` reached its restart intensity (the first), if one did.
-const TraceEvent* root_gave_up_at(const EventLog& log, const std::vector<std::string>& roots) {
-  for (const TraceEvent& e : log) {
+std::optional<TraceEvent> root_gave_up_at(const EventLog& log, const std::vector<std::string>& roots) {
+  for (const TraceEvent& e : log.only({EventKind::system}, {kReachedMax})) {
     if (e.kind == EventKind::system && e.name == kReachedMax &&
         std::find(roots.begin(), roots.end(), std::string(e.label.name.text())) != roots.end())
-      return &e;
+      return e;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// The k-th start (from 1) of the process at `path`: its spawn event.
-const TraceEvent* start_event(const EventLog& log, const std::string& path, std::uint32_t k) {
-  for (const TraceEvent& e : log) {
-    if (e.kind == EventKind::spawn && e.label.instance == k && e.label.name.text() == path) return &e;
+std::optional<TraceEvent> start_event(const EventLog& log, const std::string& path, std::uint32_t k) {
+  for (const TraceEvent& e : log.only({EventKind::spawn})) {
+    if (e.kind == EventKind::spawn && e.label.instance == k && e.label.name.text() == path) return e;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 /// The last exit of a process at `path` (with `abnormal`, the last that was not clean, or the
 /// last of all when none was).
-const TraceEvent* last_exit(const EventLog& log, const std::string& path, bool abnormal = false) {
-  const TraceEvent* last = nullptr;
-  const TraceEvent* last_abnormal = nullptr;
-  for (const TraceEvent& e : log) {
+std::optional<TraceEvent> last_exit(const EventLog& log, const std::string& path, bool abnormal = false) {
+  std::optional<TraceEvent> last;
+  std::optional<TraceEvent> last_abnormal;
+  for (const TraceEvent& e : log.only({EventKind::exit})) {
     if (e.kind != EventKind::exit || e.label.name.text() != path) continue;
-    last = &e;
-    if (!e.reason.is_clean()) last_abnormal = &e;
+    last = e;
+    if (!e.reason.is_clean()) last_abnormal = e;
   }
-  return abnormal && last_abnormal != nullptr ? last_abnormal : last;
+  return abnormal && last_abnormal ? last_abnormal : last;
 }
 
 /// How a root that is gone at the end ended (a start that failed, an exit from outside), from
@@ -125,18 +125,18 @@ CheckJudge escalation(bool expected) {
     });
     const std::string levels = gave_up.empty() ? "no supervisor reached its restart intensity"
                                                : "reached the restart intensity, in order: " + join(gave_up, 10);
-    const TraceEvent* top = root_gave_up_at(*in.events, in.roots);
-    const std::string top_path = top != nullptr ? std::string(top->label.name.text()) : std::string();
+    const std::optional<TraceEvent> top = root_gave_up_at(*in.events, in.roots);
+    const std::string top_path = top ? std::string(top->label.name.text()) : std::string();
     const auto at_top = [&](const std::string& detail) -> Verdict {
       return {expected, detail, witness_at(*top, {top_path}, top_path + " reached its restart intensity and gave up")};
     };
     if (expected) {
-      if (root_gave_up && top != nullptr) return at_top("escalated to the top: " + levels);
+      if (root_gave_up && top) return at_top("escalated to the top: " + levels);
       return tagged(Verdict{root_gave_up, root_gave_up ? "escalated to the top: " + levels : "the root never gave up; " + levels},
                     "held", {});
     }
     const std::optional<double> margin = roots_margin(in);
-    if (root_gave_up && top != nullptr) return tagged(at_top("escalated to the top: " + levels), "escalated", {top_path}, margin);
+    if (root_gave_up && top) return tagged(at_top("escalated to the top: " + levels), "escalated", {top_path}, margin);
     if (root_gave_up) return tagged(Verdict{false, "escalated to the top: " + levels}, "escalated", {}, margin);
     // A root gone another way (its own start failed, say) is not a tree that held either.
     for (const std::string& r : in.roots) {
@@ -159,7 +159,7 @@ Verdict converges(const CheckInput& in) {
     const std::size_t colon = first.find(": ");
     const std::string path = first.substr(0, colon != std::string::npos ? colon : first.find(' '));
     if (!path.empty()) v.roles = {path};
-    if (const TraceEvent* gone = path.empty() ? nullptr : last_exit(*in.events, path, true))
+    if (const std::optional<TraceEvent> gone = path.empty() ? std::nullopt : last_exit(*in.events, path, true))
       v.witness = witness_at(*gone, {path}, path + " exited " + to_string(gone->reason) + " and was not running when the quiet phase ended");
     return v;
   }
@@ -198,12 +198,12 @@ std::string describe_availability(const properties::Availability& m, const prope
 /// first_start (the subtree had not yet come up), never_repaired (down to the end with no fault
 /// at its start) or outage.
 void outage_cause(const EventLog& events, const properties::Interval& longest, const properties::Intervals& up, Time end, Verdict& v) {
-  const TraceEvent* cause = nullptr;
+  std::optional<TraceEvent> cause;
   for (const TraceEvent& e : events) {
     if (e.time > longest.from) break;
-    if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected && e.time + kSecond >= longest.from) cause = &e;
+    if (e.kind == EventKind::system && e.name == fault_events::kFaultInjected && e.time + kSecond >= longest.from) cause = e;
   }
-  if (cause != nullptr) {
+  if (cause) {
     const std::string kind = cause->text(keys::kKind);
     std::string target = cause->text(keys::kTarget);
     if (target.rfind("node:", 0) == 0) target = target.substr(5);
@@ -241,7 +241,7 @@ CheckJudge availability(Args& a) {
     const properties::Intervals down = properties::complement(up, Time{}, in.end);
     const auto longest = std::max_element(down.begin(), down.end(), [](const auto& x, const auto& y) { return x.length() < y.length(); });
     if (longest != down.end()) {
-      if (const TraceEvent* e = first_at(*in.events, longest->from))
+      if (const std::optional<TraceEvent> e = first_at(*in.events, longest->from))
         v.witness = witness_at(*e, {of}, fmt::format("{} down from here for {} (its longest outage{})", of, format_duration(longest->length()),
                                                      longest->to == in.end ? ", never repaired" : ""));
       outage_cause(*in.events, *longest, up, in.end, v);
@@ -258,7 +258,7 @@ CheckJudge alive(Args& a) {
     if (properties::names_service(*in.events, of)) return service_alive(in, of);
     const bool up = std::binary_search(in.alive.begin(), in.alive.end(), of);
     Verdict v = tagged(Verdict{up, up ? "running at the end" : "no process at " + of + " at the end"}, "not_alive", {of});
-    if (const TraceEvent* gone = up ? nullptr : last_exit(*in.events, of))
+    if (const std::optional<TraceEvent> gone = up ? std::nullopt : last_exit(*in.events, of))
       v.witness = witness_at(*gone, {of}, of + " exited " + to_string(gone->reason) + " and was not running again by the end");
     return v;
   };
@@ -331,7 +331,7 @@ Verdict ingest_conservation(const EventLog& events, const LossBound& bound) {
   std::int64_t n = 0;
   for (const properties::LostEvents* l : in_time) {
     if ((n += l->events) <= *bound.max) continue;
-    if (const TraceEvent* e = first_at(events, l->at)) v.witness = witness_at(*e, {l->where}, properties::describe(*l));
+    if (const std::optional<TraceEvent> e = first_at(events, l->at)) v.witness = witness_at(*e, {l->where}, properties::describe(*l));
     v.roles = {l->where, "lost:" + l->why};
     break;
   }
@@ -500,7 +500,7 @@ CheckJudge restarts(Args& a) {
     // Too many: the restart past the limit (start limit + 2: the first start is not a restart).
     const std::optional<std::int64_t> limit = max ? max : count;
     if (!v.passed && limit && n > *limit) {
-      if (const TraceEvent* e = start_event(*in.events, of, static_cast<std::uint32_t>(*limit + 2)))
+      if (const std::optional<TraceEvent> e = start_event(*in.events, of, static_cast<std::uint32_t>(*limit + 2)))
         v.witness = witness_at(*e, {of}, fmt::format("restart {} of {} (the limit is {})", *limit + 1, of, *limit));
     }
     return v;
@@ -526,9 +526,17 @@ Witness witness_at(const TraceEvent& e, std::vector<std::string> processes, std:
   return Witness{e.time.ns, e.seq, std::move(processes), std::move(why)};
 }
 
-const TraceEvent* first_at(const EventLog& log, Time t) {
-  const auto it = std::lower_bound(log.begin(), log.end(), t, [](const TraceEvent& e, Time at) { return e.time < at; });
-  return it == log.end() ? nullptr : &*it;
+std::optional<TraceEvent> first_at(const EventLog& log, Time t) {
+  // Binary search by index (the log's iterator yields values: the standard algorithms would step
+  // through it one event at a time).
+  std::size_t lo = 0, hi = log.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (log[mid].time < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == log.size()) return std::nullopt;
+  return log[lo];
 }
 
 std::vector<CheckInfo> builtin_checks() {

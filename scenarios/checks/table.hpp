@@ -74,7 +74,7 @@ struct Verdict {
 /// A witness at trace event `e` (its time and index), about `processes`.
 Witness witness_at(const TraceEvent& e, std::vector<std::string> processes, std::string why);
 /// The first event at or after `t`: where something that happened at `t` shows in the trace.
-const TraceEvent* first_at(const EventLog& log, Time t);
+std::optional<TraceEvent> first_at(const EventLog& log, Time t);
 
 /// Judges one finished run.
 using CheckJudge = std::function<Verdict(const CheckInput&)>;

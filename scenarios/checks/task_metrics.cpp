@@ -19,7 +19,7 @@ void drain(const CheckInput& in, reports::Metrics& out) {
   std::map<Atom, Time> since;  // nodes told SIGTERM, not yet ended
   reports::MetricValue drain_s;
   reports::MetricValue killed;
-  for (const TraceEvent& e : *in.events) {
+  for (const TraceEvent& e : in.events->only({EventKind::signal, EventKind::task_exit})) {
     if (e.kind == EventKind::signal && !e.pid && e.tag == kSigterm) {
       since.try_emplace(e.node, e.time);
       continue;
@@ -41,7 +41,7 @@ void drain(const CheckInput& in, reports::Metrics& out) {
 
 void mailbox_drops(const CheckInput& in, reports::Metrics& out) {
   std::int64_t n = 0;
-  for (const TraceEvent& e : *in.events) n += e.kind == EventKind::drop && e.reason == Reason::other(kMailboxFull);
+  for (const TraceEvent& e : in.events->only({EventKind::drop})) n += e.kind == EventKind::drop && e.reason == Reason::other(kMailboxFull);
   if (n > 0) out["mailbox_drops"] = reports::MetricValue{{static_cast<double>(n)}, false};
 }
 

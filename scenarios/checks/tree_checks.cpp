@@ -72,7 +72,7 @@ struct CutShort {
   std::string child, supervisor;
   Time asked{}, killed{};
   std::optional<Duration> timeout;
-  const TraceEvent* event = nullptr;  ///< the shutdown_error that says it was killed
+  TraceEvent event;  ///< the shutdown_error that says it was killed
 };
 
 std::vector<CutShort> cut_short(const CheckInput& in, const std::string& scope) {
@@ -88,7 +88,7 @@ std::vector<CutShort> cut_short(const CheckInput& in, const std::string& scope) 
     const std::string sup(e.label.name.text());
     const std::string path = child != nullptr && label.contains(*child) ? label[*child] : sup + "/" + e.text(keys::kId);
     if (!within(path, scope)) continue;
-    CutShort c{path, sup, e.time, e.time, std::nullopt, &e};
+    CutShort c{path, sup, e.time, e.time, std::nullopt, e};
     if (child != nullptr)
       if (const auto it = asked.find({*child, e.pid}); it != asked.end()) c.asked = it->second;
     if (const TreeNode* t = tree.find_or_template(path); t != nullptr && t->spec.shutdown.kind == supervision::Shutdown::Kind::timeout)
@@ -112,7 +112,7 @@ CheckJudge clean_shutdown(Args& a) {
     const std::string where = of.empty() ? "" : " under " + of;
     if (cut.empty()) return Verdict{true, "every child asked to stop" + where + " stopped within its shutdown timeout"};
     Verdict v{false, fmt::format("{} shutdown{} cut short{}: {}", cut.size(), cut.size() == 1 ? "" : "s", where, join(what)),
-              witness_at(*cut.front().event, {cut.front().child, cut.front().supervisor},
+              witness_at(cut.front().event, {cut.front().child, cut.front().supervisor},
                          fmt::format("{} killed {}: its shutdown timeout ran out", cut.front().supervisor, cut.front().child))};
     v.kind = "cut_short";
     v.roles = {cut.front().child};
@@ -131,7 +131,7 @@ CheckJudge never_gives_up(Args& a) {
     const TreeIndex tree(in.scenario);
     const TreeNode* node = tree.find(of);
     const bool service = node == nullptr || properties::names_service(*in.events, of);
-    for (const TraceEvent& e : *in.events) {
+    for (const TraceEvent& e : in.events->only({EventKind::system})) {
       if (e.kind != EventKind::system) continue;
       const std::string label(e.label.name.text());
       if (e.name == ev::kServiceGaveUp && label + "/" + e.text(keys::kId) == of) {
@@ -186,7 +186,7 @@ std::map<std::string, double> peaks_in_window(const CheckInput& in) {
   std::map<std::string, double> peak;
   for (const auto& [path, t] : tree.all())
     if (t->kind == TreeNode::Kind::supervisor) peak[path] = 0;
-  for (const TraceEvent& e : *in.events) {
+  for (const TraceEvent& e : in.events->only({EventKind::system}, {ev::kChildTerminated, ev::kStartError, ev::kReachedMax})) {
     if (e.kind != EventKind::system) continue;
     const bool ended = e.name == ev::kChildTerminated;
     if (!ended && e.name != ev::kStartError && e.name != ev::kReachedMax) continue;
@@ -219,7 +219,7 @@ std::map<std::string, double> attempt_peaks(const CheckInput& in) {
   for (const auto& [path, t] : tree.all())
     for (const ServiceDecl& sv : t->services)
       if (sv.restart.max_attempts > 0) most[path + "/" + sv.name] = sv.restart.max_attempts, peak[path + "/" + sv.name] = 0;
-  for (const TraceEvent& e : *in.events) {
+  for (const TraceEvent& e : in.events->only({EventKind::system}, {ev::kServiceRetry, ev::kServiceGaveUp})) {
     if (e.kind != EventKind::system || (e.name != ev::kServiceRetry && e.name != ev::kServiceGaveUp)) continue;
     const std::string path = std::string(e.label.name.text()) + "/" + e.text(keys::kId);
     const auto it = most.find(path);
@@ -262,7 +262,7 @@ Verdict service_alive(const CheckInput& in, const std::string& path) {
   Time since{};
   std::optional<Time> next;
   std::string gave_up;
-  for (const TraceEvent& e : *in.events) {
+  for (const TraceEvent& e : in.events->only({EventKind::system})) {
     if (e.kind != EventKind::system || std::string(e.label.name.text()) + "/" + e.text(keys::kId) != path) continue;
     if (e.name == ev::kServiceState) state = e.text(keys::kTo), since = e.time, next.reset();
     if (e.name == ev::kServiceRetry)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "properties/availability.hpp"
 #include "properties/convergence.hpp"
 #include "scenarios/faults/injector.hpp"
@@ -48,10 +49,10 @@ Pid start_tree(Simulation& sim, std::vector<std::string> ids, Duration init = {}
   return sim.spawn(std::make_unique<supervision::Supervisor>(spec), o);
 }
 
-std::vector<const TraceEvent*> system_events(const Simulation& sim, const char* name) {
-  std::vector<const TraceEvent*> out;
+std::vector<HeldEvent> system_events(const Simulation& sim, const char* name) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : sim.trace().events()) {
-    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back({e});
   }
   return out;
 }
@@ -167,7 +168,7 @@ TEST_CASE("faults: a stochastic crash fires only while its target is up - the co
   sim.run_until(at(2000_s));
   const properties::Intervals up = properties::up_intervals(sim.trace().events(), "/root/w", at(0_s), at(2000_s));
   const auto injected = system_events(sim, "fault_injected");
-  for (const TraceEvent* e : injected) {
+  for (const HeldEvent& e : injected) {
     bool inside = false;
     for (const properties::Interval& i : up) inside = inside || (i.from <= e->time && e->time <= i.to);
     CHECK(inside);
@@ -200,7 +201,7 @@ TEST_CASE("faults: each fault draws from its own stream - adding a fault does no
     start_tree(sim, {"w", "v"}, {}, 1000);
     sim.run_until(at(300_s));
     std::vector<Time> out;
-    for (const TraceEvent* e : system_events(sim, "fault_injected")) {
+    for (const HeldEvent& e : system_events(sim, "fault_injected")) {
       if (field_text(*e, "fault") == "w-crash") out.push_back(e->time);
     }
     return out;
@@ -328,7 +329,7 @@ TEST_CASE("phases: a run with faults and a quiet phase converges - every permane
   CHECK(*out.settled_at > out.chaos_end);  // the slow restart finished in the quiet phase
   CHECK(*out.settled_at <= out.end);
   // Nothing is injected in the quiet phase.
-  for (const TraceEvent* e : system_events(sim, "fault_injected")) CHECK(e->time < out.chaos_end);
+  for (const HeldEvent& e : system_events(sim, "fault_injected")) CHECK(e->time < out.chaos_end);
 }
 
 TEST_CASE("phases: a fault rate above the restart intensity escalates to the top - expected - and fails the convergence check when not expected") {
@@ -496,7 +497,7 @@ TEST_CASE("faults: `after` starts a stochastic fault's clock - nothing fires bef
   sim.run_until(at(40_s));
   const auto injected = system_events(sim, "fault_injected");
   REQUIRE(injected.size() > 5);  // a mean of 500 ms over 20 s: dozens
-  for (const TraceEvent* e : injected) CHECK(e->time > at(20_s));
+  for (const HeldEvent& e : injected) CHECK(e->time > at(20_s));
   // Without `after` the same fault fires within the first seconds.
   Simulation plain;
   Injector inj2(plain, {mtbf_fault(Kind::crash, Target::path("/root/w"), 500_ms)});
@@ -522,7 +523,7 @@ TEST_CASE("faults: a knob drawn per injection - each pause its own length, withi
     start_tree(sim, {"w"}, {}, 100, 1_s, Atom("a"));
     sim.run_until(at(200_s));
     std::vector<Duration> lengths;
-    for (const TraceEvent* e : system_events(sim, "fault_injected"))
+    for (const HeldEvent& e : system_events(sim, "fault_injected"))
       for (const TraceField& x : e->fields())
         if (x.key == Atom("duration")) lengths.push_back(std::get<Duration>(x.value));
     return lengths;

@@ -23,7 +23,7 @@ FinalState final_state(const Simulation& sim, const EventLog& events) {
   f.lifecycles = supervision::lifecycle_snapshot(sim);
   // Every spawn at a path: a label's instance counts starts within one life of its supervisor,
   // and a restarted supervisor's children start again from 1.
-  for (const TraceEvent& e : events) {
+  for (const TraceEvent& e : events.only({EventKind::spawn})) {
     if (e.kind == EventKind::spawn && path_label(e.label.name)) ++f.starts[std::string(e.label.name.text())];
   }
   for (Pid p : sim.processes()) {

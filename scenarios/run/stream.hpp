@@ -48,7 +48,7 @@ class RunStream : public TraceSink {
 
   void on_event(const TraceEvent& e) override;
   /// The small kept log and its fields' blocks (what grows with the run's events).
-  std::size_t held_bytes() const override { return kept_.size() * sizeof(TraceEvent) + field_bytes_; }
+  std::size_t held_bytes() const override { return kept_.bytes() + field_bytes_; }
   /// After the run's last event: keeps it, and ends conservation's and the line flow's passes.
   void finish();
 

@@ -102,8 +102,7 @@ std::vector<std::string> behaviours_in(const Scenario& s) {
 std::vector<std::string> outcomes_reached(const Scenario& s, const RunResult& r) {
   const TreeFacts f = facts(s);
   std::set<std::string> out;
-  for (const TraceEvent& e : r.sim->trace().events()) {
-    if (e.kind != EventKind::system) continue;
+  for (const TraceEvent& e : r.sim->trace().events().only({EventKind::system})) {
     if (std::string o = outcome_of(e, f); !o.empty()) out.insert(std::move(o));
   }
   return {out.begin(), out.end()};

@@ -129,11 +129,11 @@ TEST_CASE("marks_of - landmarks are a run's rare events, reactions from the firs
   for (std::size_t k = 0; k < m.landmarks.size(); ++k) CHECK((m.landmarks[k].time >= injections.front()) == (k >= m.first_reaction));
   // Every flight is a message sent on one node and delivered on another, near an injection.
   REQUIRE(!m.flights.empty());
-  std::map<std::uint64_t, const TraceEvent*> sends;
+  std::map<std::uint64_t, TraceEvent> sends;
   std::set<std::pair<Time, Time>> crossing;
   for (const TraceEvent& e : log) {
-    if (e.kind == EventKind::send) sends[e.msg] = &e;
-    if (e.kind == EventKind::deliver && sends.count(e.msg) != 0 && sends[e.msg]->node != e.node) crossing.emplace(sends[e.msg]->time, e.time);
+    if (e.kind == EventKind::send) sends[e.msg] = e;
+    if (e.kind == EventKind::deliver && sends.count(e.msg) != 0 && sends[e.msg].node != e.node) crossing.emplace(sends[e.msg].time, e.time);
   }
   for (const auto& f : m.flights) {
     CHECK(crossing.count(f) == 1);

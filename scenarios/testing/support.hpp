@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/held_event.hpp"
 #include "scenarios/registry.hpp"
 #include "sim/simulation.hpp"
 #include "supervision/supervisor.hpp"
@@ -66,10 +67,10 @@ inline Pid spawn_root(Simulation& sim, supervision::SupervisorSpec spec) {
   return sim.spawn(std::make_unique<supervision::Supervisor>(std::move(spec)), o);
 }
 
-inline std::vector<const TraceEvent*> system_events(const Trace& t, const char* name) {
-  std::vector<const TraceEvent*> out;
+inline std::vector<HeldEvent> system_events(const Trace& t, const char* name) {
+  std::vector<HeldEvent> out;
   for (const TraceEvent& e : t.events()) {
-    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back(&e);
+    if (e.kind == EventKind::system && e.name == Atom(name)) out.push_back({e});
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "cache/cache.hpp"
 
+#include <optional>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -150,17 +151,17 @@ const lic::history::Model& squares() {
 lic::CheckJudge answered(lic::Args& a) {
   const lic::Ratio most = a.ratio("max_unavailable");
   return [most](const lic::CheckInput& in) {
-    std::map<std::pair<lic::Pid, std::int64_t>, const lic::TraceEvent*> open;  // requests not answered yet
+    std::map<std::pair<lic::Pid, std::int64_t>, lic::TraceEvent> open;  // requests not answered yet (copies: the log hands out values)
     std::int64_t requests = 0, unavailable = 0, abandoned = 0;
-    const lic::TraceEvent* last_unavailable = nullptr;
+    std::optional<lic::TraceEvent> last_unavailable;
     for (const lic::TraceEvent& e : *in.events) {
       const std::int64_t* n = e.field<std::int64_t>(kN);
       if (e.kind == lic::EventKind::system && e.name == kRequest && n != nullptr) {
         ++requests;
-        open.emplace(std::pair{e.pid, *n}, &e);
+        open.emplace(std::pair{e.pid, *n}, e);
       } else if (e.kind == lic::EventKind::system && e.name == kAnswer && n != nullptr) {
         open.erase({e.pid, *n});
-        if (e.text(kResult) == "unavailable") ++unavailable, last_unavailable = &e;
+        if (e.text(kResult) == "unavailable") ++unavailable, last_unavailable = e;
       } else if (e.kind == lic::EventKind::exit) {
         abandoned += static_cast<std::int64_t>(std::erase_if(open, [&](const auto& r) { return r.first.first == e.pid; }));
       }
@@ -175,12 +176,12 @@ lic::CheckJudge answered(lic::Args& a) {
     // Its witness: the event that decided it, shown in the report, linked to the timeline. The
     // last "unavailable" answer, which left the share over the bound, or the first request still
     // open. None: the run's end stands in.
-    if (!few && last_unavailable != nullptr) {
+    if (!few && last_unavailable) {
       v.witness = lic::witness_at(*last_unavailable, {std::string(last_unavailable->label.name.text())},
                                   "the last unavailable answer: " + std::to_string(unavailable) + " of " +
                                       std::to_string(answers) + ", over " + lic::format_ratio(most));
     } else if (!open.empty()) {
-      const lic::TraceEvent& first = *open.begin()->second;
+      const lic::TraceEvent& first = open.begin()->second;
       v.witness = lic::witness_at(first, {std::string(first.label.name.text())}, "this request was never answered");
     }
     // Its failure's identity: which of its ways to fail (the shrinker keeps that one, and
