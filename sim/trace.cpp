@@ -69,8 +69,11 @@ void EventLog::grow() {
 void EventLog::push_slow(const TraceEvent& e) {
   if (next_ == end_) grow();
   const std::size_t i = size_;
+  // Each step below is redone whole if a later one throws (bad_alloc) and the event is pushed
+  // again: nothing counts until size_ moves.
   if ((i & kBlockMask) == 0) {
     base_ = e.time.ns;
+    bases_.resize(i >> kBlockBits);
     bases_.push_back(base_);
   }
   if (!seqs_.empty() || e.seq != i) {
@@ -78,6 +81,7 @@ void EventLog::push_slow(const TraceEvent& e) {
       seqs_.reserve(std::max<std::size_t>(64, 2 * i));
       for (std::size_t j = 0; j < i; ++j) seqs_.push_back(j);
     }
+    seqs_.resize(i);
     seqs_.push_back(e.seq);
   }
   // The pid's node and label: taught by its first event that has them. Pids are a simulation's
