@@ -3,8 +3,8 @@
 # puts the headers under P/include/letitcrash (with letitcrash.hpp and testing.hpp at its top),
 # the static libraries under P/lib, the `letitcrash` executable under P/bin, and
 # P/lib/cmake/letitcrash/letitcrashConfig.cmake (+ version file), so that
-#   find_package(letitcrash 0.2 REQUIRED)            gives letitcrash::letitcrash
-#   find_package(letitcrash 0.2 REQUIRED COMPONENTS testing)   also letitcrash::testing
+#   find_package(letitcrash 0.3 REQUIRED)            gives letitcrash::letitcrash
+#   find_package(letitcrash 0.3 REQUIRED COMPONENTS testing)   also letitcrash::testing
 # Included from the top-level CMakeLists.txt after every folder; no option is needed.
 
 include(CMakePackageConfigHelpers)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # letitcrash as a user's project sees it: install the build to a temporary prefix, then
-# configure, build and test examples/cache against that prefix (find_package(letitcrash 0.2)),
+# configure, build and test examples/cache against that prefix (find_package(letitcrash 0.3)),
 # not against the build tree. Its own executable (built with lic::cli_main) runs its scenario
 # file and lists its behaviours next to the built-in ones.
 #   tools/example-test.sh [BUILD_DIR]      (default: build; run tools/setup.sh first)

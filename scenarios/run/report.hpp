@@ -15,7 +15,7 @@
 
 namespace lic::scenarios {
 
-/// letitcrash's version ("0.2.0"), as the trace header and `--version` give it.
+/// letitcrash's version ("0.3.0"), as the trace header and `--version` give it.
 std::string_view version();
 
 /// Quotes a command-line word for a POSIX shell when it needs it.
