@@ -135,8 +135,7 @@ void EventLog::push_slow(const TraceEvent& e) {
   if (fits) {
     p.w[0] = static_cast<std::uint32_t>(off);
     p.w[1] = static_cast<std::uint32_t>(e.pid.id);
-    p.w[5] = static_cast<std::uint32_t>(off >> 32) | (static_cast<std::uint32_t>(e.kind) << 8) |
-             (static_cast<std::uint32_t>(e.reason.kind) << 14) | (own ? kOwnBit : 0) | (detail << 21);
+    p.w[5] = meta_word(off, e.kind, e.reason.kind, own, detail);
   } else {
     p.w[0] = static_cast<std::uint32_t>(whole_.size());
     p.w[1] = p.w[2] = p.w[3] = p.w[4] = 0;

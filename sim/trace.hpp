@@ -207,8 +207,7 @@ class EventLog {
         p.w[2] = static_cast<std::uint32_t>(e.other.id);
         p.w[3] = static_cast<std::uint32_t>(e.msg);
         p.w[4] = e.tag.index();
-        p.w[5] = static_cast<std::uint32_t>(off >> 32) | (static_cast<std::uint32_t>(e.kind) << 8) |
-                 (static_cast<std::uint32_t>(e.reason.kind) << 14) | (own ? kOwnBit : 0);
+        p.w[5] = meta_word(off, e.kind, e.reason.kind, own, 0);
         ++next_;
         ++size_;
         return;
@@ -393,6 +392,12 @@ class EventLog {
     Label label;
   };
   void push_slow(const TraceEvent& e);  ///< every event push_back does not pack inline
+  /// A packed record's last word (Packed's comment says which bits hold what).
+  static constexpr std::uint32_t meta_word(std::uint64_t off, EventKind kind, ReasonKind reason, bool own,
+                                           std::uint32_t detail) {
+    return static_cast<std::uint32_t>(off >> 32) | (static_cast<std::uint32_t>(kind) << 8) |
+           (static_cast<std::uint32_t>(reason) << 14) | (own ? kOwnBit : 0) | (detail << 21);
+  }
   TraceEvent whole(std::uint32_t k) const;  ///< the k-th event kept whole
   static constexpr Atom atom(std::uint32_t index) {
     Atom a;
