@@ -332,6 +332,7 @@ class Shrinker {
   void narrow_sides(std::size_t i);
   void shorten_period(std::size_t i);
   void one_firing(std::size_t i);
+  std::size_t catch_earlier(std::size_t i);
   void simplify_steps();
   void simplify_arguments();
   void simplify_argument(const std::string& path, const ArgInfo& a);
@@ -383,6 +384,8 @@ class Shrinker {
   /// The faults a stochastic one was split into, one per firing -> the name it had.
   std::map<std::string, std::string> split_;
   bool snapped_ = false;  ///< snap_to_grid has had its one try
+  /// The cuts catch_earlier has tried to move, by name and time: each is tried once.
+  std::set<std::pair<std::string, std::int64_t>> catch_tried_;
 };
 
 Outcome Shrinker::read(const Scenario& s, const RunResult& r) const {
@@ -1210,6 +1213,168 @@ void Shrinker::one_firing(std::size_t i) {
   longest_ = longest;
 }
 
+/// A message between processes on two nodes: who sent it to whom (by process label and node),
+/// with which tag, when it left and when it landed (a lost one: never).
+struct Flight {
+  Atom from, to, tag;
+  Atom from_node, to_node;
+  Time sent;
+  std::optional<Time> landed;
+  bool across = false;  ///< it crossed the cut's sides as they resolved when it was sent
+  /// The same tag, from the same process or to the same one: a cut aimed by role
+  /// (`node_of(leader)`) catches the leader's answer whichever node leads then.
+  bool same_kind(const Flight& o) const {
+    return tag == o.tag && ((from == o.from && from_node == o.from_node) || (to == o.to && to_node == o.to_node));
+  }
+};
+
+/// The times a cut `f` that began at `at` in the run of `log` could begin instead, to catch an
+/// earlier message of a kind it caught (the same tag, from the same sender or to the same
+/// receiver), earliest first. It caught a message that was on the wire at `at` and never landed
+/// (lost with the path), or one the cut dropped within kCatchRadius after `at` (an
+/// acknowledgement sent a little later, which leaves the other end retransmitting). For each
+/// earlier message of the kind that landed before `at`, and that crossed the cut's sides as they
+/// stood when it was sent (`node_of(leader)`: the node the name was registered on then), the
+/// roundest time inside its flight, or within as long before its send as the cut began before
+/// the drop.
+std::vector<Time> earlier_catches(const EventLog& log, const Fault& f, Time at) {
+  constexpr Duration kCatchRadius = kSecond * 2;
+  const Atom partitioned("partitioned");
+  std::set<std::pair<Atom, Atom>> cut;        // (from node, to node) paths blocked at `at`
+  std::map<Pid, std::pair<Atom, Atom>> who;   // pid -> its node and label
+  std::map<Atom, Atom> names;                 // registered name -> its process's node
+  std::map<std::uint64_t, std::size_t> open;  // msg -> its flight, sent and not yet landed
+  std::vector<Flight> flights;
+  std::vector<std::pair<Flight, Duration>> dropped;  // dropped by the cut, with how long after `at`
+  const auto side = [&names](const std::vector<Atom>& written) {
+    std::vector<Atom> out;
+    for (const Atom a : written) {
+      const std::optional<std::string> name = faults::node_of_name(a.text());
+      const auto it = name ? names.find(Atom(*name)) : names.end();
+      if (!name) out.push_back(a);
+      else if (it != names.end()) out.push_back(it->second);
+    }
+    return out;
+  };
+  const auto across = [&](Atom x, Atom y) {
+    const std::vector<Atom> a = side(f.side_a);
+    const std::vector<Atom> b = side(f.side_b);
+    const auto in = [](const std::vector<Atom>& v, Atom n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+    const auto other = [&](Atom n) { return f.side_b.empty() ? !in(a, n) : in(b, n); };
+    return (in(a, x) && other(y)) || (!f.one_way && in(a, y) && other(x));
+  };
+  // A message's receiver, known by the time it is sent (it was spawned before), else none.
+  const auto receiver = [&who](Flight& fl, Pid to) {
+    const auto r = who.find(to);
+    if (r == who.end()) return false;
+    fl.to_node = r->second.first;
+    fl.to = r->second.second;
+    return fl.from_node != fl.to_node;
+  };
+  for (const TraceEvent& e : log) {
+    if (e.time > at + kCatchRadius) break;
+    if ((e.kind == EventKind::send || e.kind == EventKind::deliver || e.kind == EventKind::spawn) && !who.contains(e.pid))
+      who[e.pid] = {e.node, e.label.name};
+    if (e.kind == EventKind::register_name) names[e.tag] = e.node;
+    else if (e.kind == EventKind::unregister_name && names.contains(e.tag) && names[e.tag] == e.node) names.erase(e.tag);
+    else if (e.kind == EventKind::partition && e.time == at) cut.emplace(e.node, e.tag);
+    else if (e.kind == EventKind::send && e.pid != e.other && e.time < at) {
+      Flight fl{e.label.name, {}, e.tag, e.node, {}, e.time, std::nullopt};
+      if (!receiver(fl, e.other)) continue;
+      fl.across = across(fl.from_node, fl.to_node);
+      open[e.msg] = flights.size();
+      flights.push_back(fl);
+    } else if (e.kind == EventKind::deliver) {
+      const auto it = open.find(e.msg);
+      if (it == open.end()) continue;
+      flights[it->second].landed = e.time;
+      open.erase(it);
+    } else if (e.kind == EventKind::drop && e.time > at && e.reason == Reason::other(partitioned)) {
+      // A drop is noted with the sender's label and node, and the receiver as its pid.
+      Flight fl{e.label.name, {}, e.tag, e.node, {}, e.time, std::nullopt};
+      if (receiver(fl, e.pid)) dropped.emplace_back(fl, e.time - at);
+    }
+  }
+  // What the cut caught, each with the window before an earlier message's send in which a cut
+  // catches that one alike (none: inside its flight).
+  std::vector<std::pair<Flight, std::optional<Duration>>> caught;
+  for (const Flight& fl : flights)
+    if (!fl.landed && fl.sent + kCatchRadius >= at && cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, std::nullopt);
+  for (const auto& [fl, after] : dropped)
+    if (cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, after);
+  std::set<Time> out;
+  for (const auto& [c, before] : caught) {
+    for (const Flight& fl : flights) {
+      if (!fl.across || !fl.landed || *fl.landed >= at || !fl.same_kind(c) || (!before && fl.sent >= c.sent)) continue;
+      const Duration lo = before ? fl.sent - *before - Time{} - Duration{1} : fl.sent - Time{};
+      const Duration hi = before ? fl.sent - Time{} : *fl.landed - Time{};
+      if (lo < Duration::zero()) continue;
+      if (const std::optional<Duration> d = roundest_between(lo, hi, 1)) out.insert(Time{} + *d);
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+/// A cut that fails only where its start catches a message on the wire, moved alone onto an
+/// earlier message of the same kind. Issue 32's failover file: a server's answer, or the
+/// client's acknowledgement of it, lost to a cut leaves the server retransmitting, and its
+/// keepalive never starts. The time search cannot move such a cut: its round times miss the few
+/// milliseconds an answer is unacknowledged. Up to the cut's time, the run with the cut earlier is
+/// this run, so each earlier message is there to catch.
+/// - The cut is the last fault to act. Those before it set the stage at this seed (a first cut
+///   that moved the leadership to the node the second one caught), and trying each costs runs.
+/// - Alone: the faults before it would end or overlap it where it lands.
+/// - The earliest kFirstCatches catches, one by one, each at the roundest time inside its window;
+///   the first that fails alike (and that the fix saves) is kept. The earliest is the state the
+///   bug needs reached first (a leader's first answers), and the one shrinks from every seed find.
+/// - A repeating cut becomes one firing; it is tried once at each time it is found at, and not in
+///   the first second (as early as a person needs).
+/// Returns the cut's place in the faults left.
+std::size_t Shrinker::catch_earlier(std::size_t i) {
+  constexpr std::size_t kFirstCatches = 6;
+  constexpr std::int64_t kMostFirings = 16;  // as split_firings
+  const Fault f = cur_.s.faults[i];          // a copy: a kept candidate replaces cur_
+  const std::optional<std::int64_t> n = firings(f, cur_.s.duration);
+  if (f.kind != faults::Kind::partition || !n || *n < 1 || *n > kMostFirings || *f.at < Time{} + kSecond || spent()) return i;
+  const auto later = [&f](const Fault& g) { return g.at && *g.at > *f.at; };
+  if (std::any_of(cur_.s.faults.begin(), cur_.s.faults.end(), later)) return i;
+  if (!catch_tried_.emplace(f.name, f.at->ns).second || runs_ >= o_.max_runs) return i;
+  const std::string_view pass = pass_;
+  pass_ = "cut onto an earlier message";
+  std::vector<Time> times;
+  try {
+    const RunResult r = run_one(cur_.s, cur_.s.seed);  // the current run again, for its trace
+    // Any firing of a repeating cut may be the one that caught a message.
+    std::set<Time> all;
+    for (std::int64_t k = 0; k < *n; ++k)
+      for (const Time t : earlier_catches(r.sim->trace().events(), f, *f.at + f.every.value_or(Duration::zero()) * k)) all.insert(t);
+    times.assign(all.begin(), all.end());
+  } catch (const std::exception&) {
+    // As judge(): a run the runner refuses has nothing to catch (it ran when it was kept).
+  }
+  ++runs_;
+  const Scoped<bool> hop(hopping_, false);  // a message's times are this seed's
+  const Guarded g(guarded_, Guard::saved);
+  for (std::size_t k = 0; k < std::min(kFirstCatches, times.size()) && !spent(); ++k) {
+    State c = cur_;
+    Fault moved = c.s.faults[i];
+    const std::string was = timing(moved);
+    moved.at = times[k];
+    moved.every.reset();
+    moved.until.reset();
+    std::vector<Edit> edits{{"fault " + moved.name, "timing", was, timing(moved)}};
+    for (std::size_t j = 0; j < cur_.s.faults.size(); ++j)
+      if (j != i) edits.push_back(removal("fault " + cur_.s.faults[j].name, describe(cur_.s.faults[j])));
+    c.s.faults = {moved};
+    if (attempt(std::move(c), edits)) {
+      i = 0;
+      break;
+    }
+  }
+  pass_ = pass;
+  return i;
+}
+
 /// One fault: a narrower cut, `every` and `until` dropped (or one later firing kept alone), each
 /// duration knob, its ratio.
 void Shrinker::simplify_fault(std::size_t i) {
@@ -1233,10 +1398,15 @@ void Shrinker::simplify_fault(std::size_t i) {
     // One of a split fault's firings keeps its place among the others: alone, earlier, it would
     // crowd them into a storm (another failure of the same kind; the faults move together).
     const bool shorter = k.shorter && !(is_timing && has_sibling(i));
+    const std::optional<Time> at = cur_.s.faults[i].at;
     simplify(*v, shorter, [&](Duration d) {
       return change(k.field, [&](Fault& f) { k.set(f, d); }, from,
                     [&](const Fault& f) { return is_timing ? timing(f) : format_duration(d); });
     });
+    // A cut the time search could not move much earlier may need to begin while a message is on
+    // the wire (it moved at most to a rounder time nearby): the same catch, earlier.
+    if (&k == &kKnobs.front() && at && cur_.s.faults[i].at && (*at - *cur_.s.faults[i].at) * 10 < *at - Time{})
+      i = catch_earlier(i);
   }
   const Ratio was = cur_.s.faults[i].ratio;
   if (was == Ratio::never()) return;

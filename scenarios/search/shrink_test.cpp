@@ -571,3 +571,23 @@ TEST_CASE("a repeating fault whose first firing does not fail is tried as one la
   CHECK(r.scenario.duration < kSecond * 120);  // the pair moved to the start together
   CHECK(r.after.events <= 432);  // within 1.5x of the hand-made minimal's 288
 }
+
+TEST_CASE("a cut that must catch a message on the wire moves alone onto an earlier one - the failover file's two cuts at 27.6 s and 212 s become one in the first 30 ms", "[shrink]") {
+  // rare_failover_retransmit_no_user_timeout at seed 1,000,017 fails at its second cut, at 212 s:
+  // the first, at 27.6 s, moved the leadership to c1, and the second caught c1's acknowledgement
+  // of an answer, so the server retransmits and keepalive never starts. No round time near
+  // either holds the catch, and without the first the second leader is another node. Before
+  // this pass the shrink kept both cuts (4,350 events, over 1.5x the hand-made minimal's 1,345).
+  const Scenario s = load("scenarios/bugs/rare_failover_retransmit_no_user_timeout.yaml");
+  ShrinkOptions o;
+  o.seed = 1'000'017;
+  const ShrinkResult r = shrink(s, o);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  REQUIRE(r.scenario.faults.size() == 1);
+  REQUIRE(r.scenario.faults[0].at);
+  CHECK(*r.scenario.faults[0].at < Time{} + kMillisecond * 30);  // the leader's first answers
+  CHECK_FALSE(r.scenario.faults[0].every);
+  CHECK(r.after.events <= 2017);  // within 1.5x of the minimal's 1,345
+  CHECK(std::any_of(r.changed.begin(), r.changed.end(), [](const std::string& c) { return c.find("timing: at 212.") != std::string::npos; }));
+}
