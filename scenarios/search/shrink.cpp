@@ -356,7 +356,7 @@ class Shrinker {
   void simplify_argument(const std::string& path, const ArgInfo& a);
   void shorten_quiet();
   std::optional<bool> fix_saves(const Scenario& s);
-  void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep);
+  void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep, const std::string& key = {});
 
   const ShrinkOptions& o_;
   const Registry& reg_;
@@ -402,6 +402,16 @@ class Shrinker {
   /// The faults a stochastic one was split into, one per firing -> the name it had.
   std::map<std::string, std::string> split_;
   bool snapped_ = false;  ///< snap_to_grid has had its one try
+  /// Each value's last binary search: the longest value it found not to fail alike, by subject.
+  std::map<std::string, Duration> floor_;
+  std::size_t round_ = 0;  ///< the greedy passes' rounds so far
+  /// The round (from 0) from which a value's search first probes where its last one ended
+  /// (simplify()). From round 1, one seed of the pool file's 17 took another way and ended on a
+  /// file of its own (a netsplit of 70 s at seed 2). From round 2, a budget of 200 runs ended the
+  /// naive election at 790 events, not under 739 (a probe that failed alike cost one run more in
+  /// a round that the budget cut short). From round 3, neither.
+  static constexpr std::size_t kWarmFrom = 3;
+  std::map<std::string, std::int64_t> int_floor_;  ///< likewise, an int argument's
   /// The cuts catch_earlier has tried to move, by name and time: each is tried once.
   std::set<std::pair<std::string, std::int64_t>> catch_tried_;
 };
@@ -732,7 +742,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
   // pass ran 88 runs of 36,000 events each, and a budget of 200 ran out before the chaos phase
   // was cut).
   std::size_t small_rounds = 0;  // rounds in a row that kept only small moves
-  for (bool again = true; again && !spent();) {
+  for (bool again = true; again && !spent(); ++round_) {
     const std::size_t kept = kept_;
     const ShrinkSize at = size_of(cur_.s, cur_out_);
     hop_home(false);
@@ -909,16 +919,26 @@ void Shrinker::remove_buggify() {
 /// search over round values below it, to the millisecond (the shortest that still fails, if
 /// failing is monotone in it).
 /// Then the nearest rounder values, coarsest first, until one is kept.
-void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep) {
+void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep, const std::string& key) {
   if (shorter) {
     const Duration given = value;
     Duration lo = Duration::zero();
     Duration hi = value;
+    // From round kWarmFrom, where the value still sits where the last search of it (by `key`)
+    // ended, the value that search found not to fail alike is probed first: each round searches
+    // every value again, and where nothing it depends on moved, that one run ends the search
+    // (four or five runs a value a round before). Where it now fails alike, the search goes on
+    // below it as from the start.
+    const auto last = key.empty() ? floor_.end() : floor_.find(key);
+    const bool warm = round_ >= kWarmFrom && last != floor_.end() && last->second > lo && last->second < hi &&
+                      (hi - last->second).ns * kPrecision <= hi.ns;
+    if (warm && !spent()) (keep(last->second) ? hi : lo) = last->second;
     while (!spent() && (hi - lo).ns * kPrecision > hi.ns) {
       const std::optional<Duration> mid = roundest_between(lo, hi, grain(value));
       if (!mid) break;
       (keep(*mid) ? hi : lo) = *mid;
     }
+    if (!key.empty()) floor_[key] = lo;
     value = hi;
     // Round times fall on the instants periodic work runs (a reader's line every 50 ms, a tick
     // a second): a fault moved onto one can fail another way, or in a way the fix does not save,
@@ -1128,7 +1148,7 @@ void Shrinker::shift_together() {
       if (f.until) f.until = *f.until - (was - d);
     }
     return attempt(std::move(c), {{"faults", "earliest", offset(*first), offset(Time{} + d)}});
-  });
+  }, "faults together");
 }
 
 /// The chaos phase, shorter. The quiet phase stays as written: it is the time the system is given
@@ -1145,7 +1165,7 @@ void Shrinker::shorten_phases() {
     State c = cur_;
     c.s.duration = d;
     return attempt(std::move(c), {{"chaos phase", "", was, format_duration(d)}});
-  });
+  }, "chaos phase");
 }
 
 /// The chaos phase cut first, before the faults' times move, when faults are timed past the point
@@ -1200,7 +1220,7 @@ void Shrinker::shorten_period(std::size_t i) {
     f.until = *f.at + d * (*n - 1) + kNanosecond;
     const Edit e{subject, "timing", was, timing(f)};
     return attempt(std::move(c), {e});
-  });
+  }, subject + " every");
 }
 
 /// A repeating fault whose first firing alone does not fail: each later firing alone, the last
@@ -1247,24 +1267,11 @@ struct Flight {
   }
 };
 
-/// The times a cut `f` that began at `at` in the run of `log` could begin instead, to catch an
-/// earlier message of a kind it caught (the same tag, from the same sender or to the same
-/// receiver), earliest first. It caught a message that was on the wire at `at` and never landed
-/// (lost with the path), or one the cut dropped within kCatchRadius after `at` (an
-/// acknowledgement sent a little later, which leaves the other end retransmitting). For each
-/// earlier message of the kind that landed before `at`, and that crossed the cut's sides as they
-/// stood when it was sent (`node_of(leader)`: the node the name was registered on then), the
-/// roundest time inside its flight, or within as long before its send as the cut began before
-/// the drop.
-std::vector<Time> earlier_catches(const EventLog& log, const Fault& f, Time at) {
-  constexpr Duration kCatchRadius = kSecond * 2;
-  const Atom partitioned("partitioned");
-  std::set<std::pair<Atom, Atom>> cut;        // (from node, to node) paths blocked at `at`
-  std::map<Pid, std::pair<Atom, Atom>> who;   // pid -> its node and label
-  std::map<Atom, Atom> names;                 // registered name -> its process's node
-  std::map<std::uint64_t, std::size_t> open;  // msg -> its flight, sent and not yet landed
-  std::vector<Flight> flights;
-  std::vector<std::pair<Flight, Duration>> dropped;  // dropped by the cut, with how long after `at`
+constexpr Duration kCatchRadius = kSecond * 2;
+
+/// Whether a message from node `x` to node `y` crosses cut `f`, its sides resolved with `names`
+/// (registered name -> its process's node: `node_of(leader)`).
+bool crosses(const Fault& f, const std::map<Atom, Atom>& names, Atom x, Atom y) {
   const auto side = [&names](const std::vector<Atom>& written) {
     std::vector<Atom> out;
     for (const Atom a : written) {
@@ -1275,13 +1282,26 @@ std::vector<Time> earlier_catches(const EventLog& log, const Fault& f, Time at) 
     }
     return out;
   };
-  const auto across = [&](Atom x, Atom y) {
-    const std::vector<Atom> a = side(f.side_a);
-    const std::vector<Atom> b = side(f.side_b);
-    const auto in = [](const std::vector<Atom>& v, Atom n) { return std::find(v.begin(), v.end(), n) != v.end(); };
-    const auto other = [&](Atom n) { return f.side_b.empty() ? !in(a, n) : in(b, n); };
-    return (in(a, x) && other(y)) || (!f.one_way && in(a, y) && other(x));
-  };
+  const std::vector<Atom> a = side(f.side_a);
+  const std::vector<Atom> b = side(f.side_b);
+  const auto in = [](const std::vector<Atom>& v, Atom n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+  const auto other = [&](Atom n) { return f.side_b.empty() ? !in(a, n) : in(b, n); };
+  return (in(a, x) && other(y)) || (!f.one_way && in(a, y) && other(x));
+}
+
+/// The messages between nodes of a run up to kCatchRadius after a cut `f` began at `at`.
+struct CutFlights {
+  std::set<std::pair<Atom, Atom>> cut;  ///< (from node, to node): the paths blocked at `at`
+  std::vector<Flight> flights;          ///< sent before `at`, in send order
+  std::vector<std::pair<Flight, Duration>> dropped;  ///< dropped by the cut, with how long after `at`
+};
+
+CutFlights cut_flights(const EventLog& log, const Fault& f, Time at) {
+  const Atom partitioned("partitioned");
+  CutFlights out;
+  std::map<Pid, std::pair<Atom, Atom>> who;   // pid -> its node and label
+  std::map<Atom, Atom> names;                 // registered name -> its process's node
+  std::map<std::uint64_t, std::size_t> open;  // msg -> its flight, sent and not yet landed
   // A message's receiver, known by the time it is sent (it was spawned before), else none.
   const auto receiver = [&who](Flight& fl, Pid to) {
     const auto r = who.find(to);
@@ -1296,34 +1316,48 @@ std::vector<Time> earlier_catches(const EventLog& log, const Fault& f, Time at) 
       who[e.pid] = {e.node, e.label.name};
     if (e.kind == EventKind::register_name) names[e.tag] = e.node;
     else if (e.kind == EventKind::unregister_name && names.contains(e.tag) && names[e.tag] == e.node) names.erase(e.tag);
-    else if (e.kind == EventKind::partition && e.time == at) cut.emplace(e.node, e.tag);
+    else if (e.kind == EventKind::partition && e.time == at) out.cut.emplace(e.node, e.tag);
     else if (e.kind == EventKind::send && e.pid != e.other && e.time < at) {
       Flight fl{e.label.name, {}, e.tag, e.node, {}, e.time, std::nullopt};
       if (!receiver(fl, e.other)) continue;
-      fl.across = across(fl.from_node, fl.to_node);
-      open[e.msg] = flights.size();
-      flights.push_back(fl);
+      fl.across = crosses(f, names, fl.from_node, fl.to_node);
+      open[e.msg] = out.flights.size();
+      out.flights.push_back(fl);
     } else if (e.kind == EventKind::deliver) {
       const auto it = open.find(e.msg);
       if (it == open.end()) continue;
-      flights[it->second].landed = e.time;
+      out.flights[it->second].landed = e.time;
       open.erase(it);
     } else if (e.kind == EventKind::drop && e.time > at && e.reason == Reason::other(partitioned)) {
       // A drop is noted with the sender's label and node, and the receiver as its pid.
       Flight fl{e.label.name, {}, e.tag, e.node, {}, e.time, std::nullopt};
-      if (receiver(fl, e.pid)) dropped.emplace_back(fl, e.time - at);
+      if (receiver(fl, e.pid)) out.dropped.emplace_back(fl, e.time - at);
     }
   }
+  return out;
+}
+
+/// The times a cut `f` that began at `at` in the run of `log` could begin instead, to catch an
+/// earlier message of a kind it caught (the same tag, from the same sender or to the same
+/// receiver), earliest first. It caught a message that was on the wire at `at` and never landed
+/// (lost with the path), or one the cut dropped within kCatchRadius after `at` (an
+/// acknowledgement sent a little later, which leaves the other end retransmitting). For each
+/// earlier message of the kind that landed before `at`, and that crossed the cut's sides as they
+/// stood when it was sent (`node_of(leader)`: the node the name was registered on then), the
+/// roundest time inside its flight, or within as long before its send as the cut began before
+/// the drop.
+std::vector<Time> earlier_catches(const EventLog& log, const Fault& f, Time at) {
+  const CutFlights run = cut_flights(log, f, at);
   // What the cut caught, each with the window before an earlier message's send in which a cut
   // catches that one alike (none: inside its flight).
   std::vector<std::pair<Flight, std::optional<Duration>>> caught;
-  for (const Flight& fl : flights)
-    if (!fl.landed && fl.sent + kCatchRadius >= at && cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, std::nullopt);
-  for (const auto& [fl, after] : dropped)
-    if (cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, after);
+  for (const Flight& fl : run.flights)
+    if (!fl.landed && fl.sent + kCatchRadius >= at && run.cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, std::nullopt);
+  for (const auto& [fl, after] : run.dropped)
+    if (run.cut.contains({fl.from_node, fl.to_node})) caught.emplace_back(fl, after);
   std::set<Time> out;
   for (const auto& [c, before] : caught) {
-    for (const Flight& fl : flights) {
+    for (const Flight& fl : run.flights) {
       if (!fl.across || !fl.landed || *fl.landed >= at || !fl.same_kind(c) || (!before && fl.sent >= c.sent)) continue;
       const Duration lo = before ? fl.sent - *before - Time{} - Duration{1} : fl.sent - Time{};
       const Duration hi = before ? fl.sent - Time{} : *fl.landed - Time{};
@@ -1421,7 +1455,7 @@ void Shrinker::simplify_fault(std::size_t i) {
     simplify(*v, shorter, [&](Duration d) {
       return change(k.field, [&](Fault& f) { k.set(f, d); }, from,
                     [&](const Fault& f) { return is_timing ? timing(f) : format_duration(d); });
-    });
+    }, fmt::format("{} knob {}", subject, &k - kKnobs.data()));
     // A cut the time search could not move much earlier may need to begin while a message is on
     // the wire (it moved at most to a rounder time nearby): the same catch, earlier.
     if (&k == &kKnobs.front() && at && cur_.s.faults[i].at && (*at - *cur_.s.faults[i].at) * 10 < *at - Time{})
@@ -1453,7 +1487,7 @@ void Shrinker::simplify_steps() {
         c.s.script[i].at = Time{} + d;
         const Edit e{c.step_keys[i], "at", at, offset(Time{} + d)};
         return attempt(std::move(c), {e});
-      });
+      }, cur_.step_keys[i] + " at");
     }
     if (cur_.s.script[i].op != Step::Op::stop_task || cur_.s.script[i].grace <= Duration::zero()) continue;
     const std::string grace = format_duration(cur_.s.script[i].grace);
@@ -1558,6 +1592,14 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(was.data(), was.data() + was.size(), v);
     if (ec != std::errc() || end != was.data() + was.size() || v <= 1) return;
+    // As simplify(): the value one below, where the last search of it ended, first. Failing
+    // alike there, the search goes on below as from the start.
+    const std::string key = path + " arg " + a.name;
+    const auto last = int_floor_.find(key);
+    if (round_ >= kWarmFrom && last != int_floor_.end() && last->second == v - 1 && v > 2) {
+      if (!keep(std::to_string(v - 1))) return;
+      --v;
+    }
     if (keep("1")) return;
     std::int64_t lo = 1;  // the largest value known not to keep the failure
     while (v - lo > 1 && !spent()) {
@@ -1565,12 +1607,13 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
       if (keep(std::to_string(mid))) v = mid;
       else lo = mid;
     }
+    int_floor_[key] = lo;
   } else if (a.type == "duration") {
     const DurationParse d = parse_duration(was);
     const Guarded g(guarded_, Guard::shorter);
     if (!d.ok || d.value <= Duration::zero()) return;
     bool kept = false;
-    simplify(d.value, true, [&](Duration x) { return kept = keep(format_duration(x)); });
+    simplify(d.value, true, [&](Duration x) { return kept = keep(format_duration(x)); }, path + " arg " + a.name);
     // Nothing shorter fails so: the pace of steady work (a reader's line every 50 ms, ArgInfo::
     // paces) makes fewer events when longer. Tried 1000, 100 and 10 times longer, within the
     // run: the first that fails the same way in a shorter trace (the guard) and that the fix
@@ -1607,7 +1650,7 @@ void Shrinker::shorten_quiet() {
       State c = cur_;
       c.s.quiet = d;
       return attempt(std::move(c), {{"quiet phase", "", was, format_duration(d)}});
-    });
+    }, "quiet phase");
   }
 }
 
