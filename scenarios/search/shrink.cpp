@@ -404,6 +404,7 @@ class Shrinker {
   bool snapped_ = false;  ///< snap_to_grid has had its one try
   /// Each value's last binary search: the longest value it found not to fail alike, by subject.
   std::map<std::string, Duration> floor_;
+  std::map<std::string, std::int64_t> int_floor_;  ///< likewise, an int argument's
   std::size_t round_ = 0;  ///< the greedy passes' rounds so far
   /// The round (from 0) from which a value's search first probes where its last one ended
   /// (simplify()). From round 1, one seed of the pool file's 17 took another way and ended on a
@@ -411,7 +412,6 @@ class Shrinker {
   /// naive election at 790 events, not under 739 (a probe that failed alike cost one run more in
   /// a round that the budget cut short). From round 3, neither.
   static constexpr std::size_t kWarmFrom = 3;
-  std::map<std::string, std::int64_t> int_floor_;  ///< likewise, an int argument's
   /// The cuts catch_earlier has tried to move, by name and time: each is tried once.
   std::set<std::pair<std::string, std::int64_t>> catch_tried_;
 };
