@@ -661,3 +661,21 @@ TEST_CASE("a behaviour's duration that cannot move costs one run - the dependent
     CHECK(by.at("behaviour arguments") <= static_cast<std::size_t>(most));
   }
 }
+
+TEST_CASE("a repeating loss window becomes one loss for good - the two stalls' windows 10.5 s apart become a loss from 1 ms, as in the hand-made minimal", "[shrink]") {
+  // At seed 241 the stochastic loss is scheduled as two windows, each catching an upload that
+  // then times out. Once, at the fixed point, it is tried lost for good from its first firing:
+  // both uploads time out, the fix still saves it, and the rounds move it and the stop earlier.
+  ShrinkOptions o;
+  o.seed = 241;
+  const ShrinkResult r = shrink(load("scenarios/bugs/rare_upload_timeout_two_stalls.yaml"), o);
+  require_shrunk(r);
+  CHECK(no_slip(r));
+  REQUIRE(r.scenario.faults.size() == 1);
+  const faults::Fault& f = r.scenario.faults[0];
+  CHECK(f.duration == Duration::zero());
+  CHECK_FALSE(f.every);
+  REQUIRE(f.at);
+  CHECK(*f.at < Time{} + kSecond);
+  CHECK(r.after.events <= 1346 + 1346 / 2);  // within 1.5x of the hand-made minimal's
+}
