@@ -356,8 +356,12 @@ class Shrinker {
   void simplify_steps();
   void simplify_arguments();
   void simplify_argument(const std::string& path, const ArgInfo& a);
+  void bisect(Duration& lo, Duration& hi, Duration probe, std::int64_t fine, const std::function<bool(Duration)>& keep);
+  void search_int(std::int64_t v, const std::string& key, const std::function<bool(std::int64_t)>& keep);
   void shorten_quiet();
   std::optional<bool> fix_saves(const Scenario& s);
+  void defer();
+  std::size_t settle();
   void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep, const std::string& key = {},
                 bool top_first = false);
 
@@ -392,6 +396,17 @@ class Shrinker {
   Guard guarded_ = Guard::none;
   /// Guarded candidates that failed the same way but that the fix, run, did not save.
   std::size_t unsaved_ = 0;
+  /// Set within one binary search (simplify()): a guarded candidate that fails alike is kept
+  /// without the fix's run, and the fix is run once when the search ends (settle()).
+  bool deferring_ = false;
+  /// What a deferred search has kept, oldest first, and what stood before it.
+  struct Kept {
+    State state;
+    Outcome out;
+    std::vector<Edit> edits;
+  };
+  std::vector<Kept> unverified_;
+  std::optional<Kept> verified_;
   /// Set by the passes that move values (times, phases, arguments): a candidate that does not
   /// fail at the current seed is tried once more at another (seed_hop), and kept there.
   bool hopping_ = false;
@@ -601,7 +616,7 @@ Tried Shrinker::try_one(State& c, const std::vector<Edit>& edits) {
   // At another seed a candidate is kept only with a trace no longer than the current one: a
   // shorter chaos phase whose other draws run longer is not smaller.
   if (c.s.seed != cur_.s.seed && !first_hop_) keep = keep && out.events <= cur_out_.events;
-  if (keep && guarded_ != Guard::none && !c.s.fix.empty()) {
+  if (keep && guarded_ != Guard::none && !c.s.fix.empty() && !deferring_) {
     const std::optional<bool> saved = fix_saves(c.s);
     keep = saved.value_or(false);
     unsaved_ += saved == false ? 1 : 0;  // counted only after a run with the fix
@@ -611,6 +626,7 @@ Tried Shrinker::try_one(State& c, const std::vector<Edit>& edits) {
     cur_out_ = std::move(out);
     ++kept_;
     for (const Edit& e : edits) note(e);
+    if (deferring_ && guarded_ != Guard::none && !cur_.s.fix.empty()) unverified_.push_back({cur_, cur_out_, edits_});
   }
   report();
   return keep ? Tried::kept : failing ? Tried::other : Tried::not_failing;
@@ -955,24 +971,10 @@ void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(D
     // 1/kPrecision), where a value that cannot move ends its search in one run. For a behaviour's
     // durations (a timeout, a keepalive): in bench bugs only 285 of 3,794 such searches moved at
     // all, and the others cost about three runs each.
-    std::optional<Duration> probe = warm ? std::optional(last->second) : std::nullopt;
-    if (!probe && top_first) probe = roundest_between(hi - Duration{hi.ns / kPrecision}, hi, grain(value));
-    if (probe && !spent()) (keep(*probe) ? hi : lo) = *probe;
-    // Once a value has moved down at all, the least it could be (the grain) is probed next: a
-    // fault's time that does not matter, a window that does not, goes there in two runs, not in
-    // a dozen halvings (issue 32's replays).
-    const std::int64_t fine = grain(value);
-    bool galloped = false;
-    while (!spent() && (hi - lo).ns * kPrecision > hi.ns) {
-      const std::optional<Duration> mid = roundest_between(lo, hi, fine);
-      if (!mid) break;
-      const bool kept = keep(*mid);
-      (kept ? hi : lo) = *mid;
-      if (kept && !galloped && lo.ns < fine && fine < hi.ns && !spent()) {
-        galloped = true;
-        (keep(Duration{fine}) ? hi : lo) = Duration{fine};
-      }
-    }
+    Duration probe{};  // zero: none
+    if (warm) probe = last->second;
+    else if (top_first) probe = roundest_between(hi - Duration{hi.ns / kPrecision}, hi, grain(value)).value_or(Duration{});
+    bisect(lo, hi, probe, grain(value), keep);
     if (!key.empty()) floor_[key] = lo;
     value = hi;
     // Round times fall on the instants periodic work runs (a reader's line every 50 ms, a tick
@@ -996,6 +998,50 @@ void Shrinker::simplify(Duration value, bool shorter, const std::function<bool(D
   // store's chaos phase and its trace longer again).
   for (Duration d : rounder(value))
     if (!(shorter && d > value) && (spent() || keep(d))) return;
+}
+
+/// simplify()'s binary search between `lo` (not failing alike) and `hi` (the value now): `probe`
+/// first when not zero, then round values in whole `fine`s, narrowed until what is left is
+/// under 1/kPrecision of `hi`. Leaves `lo` and `hi` where it ended.
+void Shrinker::bisect(Duration& lo, Duration& hi, Duration probe, std::int64_t fine, const std::function<bool(Duration)>& keep) {
+  const Duration start = hi;
+  // A guarded search with a declared fix runs the fix once, at its end, not after every value
+  // kept (a chaos phase halved from 85 s to 650 ms kept eleven values, and ran the fix eleven
+  // times). Where the fix does not save the end, the search goes back to the last value it
+  // saves (settle()) and goes on from there running the fix at each value, as before.
+  std::vector<Duration> kept_at;  // the values kept while deferring, in order
+  const bool deferred = guarded_ != Guard::none && !cur_.s.fix.empty();
+  if (deferred) defer();
+  const auto test = [&](Duration d) {
+    const std::size_t was = unverified_.size();
+    const bool k = keep(d);
+    if (k && unverified_.size() > was) kept_at.push_back(d);
+    return k;
+  };
+  if (probe > Duration::zero() && !spent()) (test(probe) ? hi : lo) = probe;
+  // Once a value has moved down at all, the least it could be (the grain) is probed next: a
+  // fault's time that does not matter, a window that does not, goes there in two runs, not in
+  // a dozen halvings (issue 32's replays).
+  bool galloped = false;
+  for (bool again = true; again;) {
+    while (!spent() && (hi - lo).ns * kPrecision > hi.ns) {
+      const std::optional<Duration> mid = roundest_between(lo, hi, fine);
+      if (!mid) break;
+      const bool kept = test(*mid);
+      (kept ? hi : lo) = *mid;
+      if (kept && !galloped && lo.ns < fine && fine < hi.ns && !spent()) {
+        galloped = true;
+        (test(Duration{fine}) ? hi : lo) = Duration{fine};
+      }
+    }
+    again = false;
+    if (!deferring_) continue;
+    const std::size_t saved = settle();
+    if (saved == kept_at.size()) continue;
+    lo = std::max(lo, kept_at[saved]);  // the first the fix did not save
+    hi = saved == 0 ? start : kept_at[saved - 1];
+    again = true;  // on from there, the fix run at each value kept
+  }
 }
 
 /// The ways a stochastic fault that acted at `times` can be scheduled instead, simplest first:
@@ -1633,6 +1679,37 @@ std::optional<bool> Shrinker::fix_saves(const Scenario& s) {
   return false;
 }
 
+/// From here to settle(), a guarded candidate that fails alike is kept without the fix's run.
+void Shrinker::defer() {
+  deferring_ = true;
+  unverified_.clear();
+  verified_ = Kept{cur_, cur_out_, edits_};
+}
+
+/// Ends a deferred search: the fix is run on what it kept last, and where it does not save that,
+/// on what it kept before, by bisection (the fix saves a prefix of the values a search keeps:
+/// each is shorter than the one before), and the search goes back to the last one saved. Returns
+/// how many of the values kept stand.
+std::size_t Shrinker::settle() {
+  deferring_ = false;
+  std::vector<Kept> kept = std::move(unverified_);
+  unverified_.clear();
+  if (kept.empty()) return 0;
+  if (fix_saves(kept.back().state.s).value_or(false)) return kept.size();
+  ++unsaved_;
+  std::size_t good = 0, bad = kept.size() - 1;  // kept[0, good) saved; kept[bad] not
+  while (good < bad) {
+    const std::size_t mid = good + (bad - good) / 2;
+    if (fix_saves(kept[mid].state.s).value_or(false)) good = mid + 1;
+    else bad = mid;
+  }
+  Kept& back = good == 0 ? *verified_ : kept[good - 1];
+  cur_ = std::move(back.state);
+  cur_out_ = std::move(back.out);
+  edits_ = std::move(back.edits);
+  return good;
+}
+
 /// Each number a behaviour is given -- as written, or a count at its default: a count, a rate or
 /// a capacity smaller (1 first, then a binary search), a duration shorter and rounder, a share 0
 /// or rounder. Words (a variant, an order) are another system and stay. Guarded: the trace may
@@ -1667,22 +1744,7 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(was.data(), was.data() + was.size(), v);
     if (ec != std::errc() || end != was.data() + was.size() || v <= 1) return;
-    // As simplify(): the value one below, where the last search of it ended, first. Failing
-    // alike there, the search goes on below as from the start.
-    const std::string key = path + " arg " + a.name;
-    const auto last = int_floor_.find(key);
-    if (round_ >= kWarmFrom && last != int_floor_.end() && last->second == v - 1 && v > 2) {
-      if (!keep(std::to_string(v - 1))) return;
-      --v;
-    }
-    if (keep("1")) return;
-    std::int64_t lo = 1;  // the largest value known not to keep the failure
-    while (v - lo > 1 && !spent()) {
-      const std::int64_t mid = lo + (v - lo) / 2;
-      if (keep(std::to_string(mid))) v = mid;
-      else lo = mid;
-    }
-    int_floor_[key] = lo;
+    search_int(v, path + " arg " + a.name, [&](std::int64_t x) { return keep(std::to_string(x)); });
   } else if (a.type == "duration") {
     const DurationParse d = parse_duration(was);
     const Guarded g(guarded_, Guard::shorter);
@@ -1706,6 +1768,44 @@ void Shrinker::simplify_argument(const std::string& path, const ArgInfo& a) {
     for (Ratio x : rounder(r))
       if (spent() || keep(format_ratio(x))) return;
   }
+}
+
+/// An int argument's search, from `v` down: the value one below where its last search (by
+/// `key`) ended first, from kWarmFrom, then 1, then a binary search between.
+void Shrinker::search_int(std::int64_t v, const std::string& key, const std::function<bool(std::int64_t)>& keep) {
+  // As simplify(): the value one below, where the last search of it ended, first. Failing
+  // alike there, the search goes on below as from the start.
+  const auto last = int_floor_.find(key);
+  // The fix runs once, at the search's end, as in simplify().
+  const std::int64_t start = v;
+  std::vector<std::int64_t> kept_at;
+  if (!cur_.s.fix.empty()) defer();
+  const auto test = [&](std::int64_t x) {
+    const std::size_t was_kept = unverified_.size();
+    const bool k = keep(x);
+    if (k && unverified_.size() > was_kept) kept_at.push_back(x);
+    return k;
+  };
+  std::int64_t lo = 0;  // the largest value known not to keep the failure (0: none yet)
+  if (round_ >= kWarmFrom && last != int_floor_.end() && last->second == v - 1 && v > 2) {
+    const std::int64_t below = v - 1;
+    (test(below) ? v : lo) = below;
+  }
+  if (lo == 0 && !spent()) (test(1) ? v : lo) = 1;
+  for (bool again = true; again;) {
+    while (v - lo > 1 && !spent()) {
+      const std::int64_t mid = lo + (v - lo) / 2;
+      (test(mid) ? v : lo) = mid;
+    }
+    again = false;
+    if (!deferring_) continue;
+    const std::size_t saved = settle();
+    if (saved == kept_at.size()) continue;
+    lo = std::max(lo, kept_at[saved]);  // the first the fix did not save
+    v = saved == 0 ? start : kept_at[saved - 1];
+    again = true;
+  }
+  if (lo > 0) int_floor_[key] = lo;
 }
 
 /// The quiet phase, gone or shorter -- only when the file declares its fix. It is the time the
