@@ -350,7 +350,7 @@ class Shrinker {
   void narrow_sides(std::size_t i);
   void shorten_period(std::size_t i);
   void one_firing(std::size_t i);
-  void never_heal(std::size_t i);
+  std::size_t never_heal(std::size_t i);
   std::size_t catch_earlier(std::size_t i);
   void round_nearby();
   void simplify_steps();
@@ -359,7 +359,7 @@ class Shrinker {
   void bisect(Duration& lo, Duration& hi, Duration probe, std::int64_t fine, const std::function<bool(Duration)>& keep);
   void search_int(std::int64_t v, const std::string& key, const std::function<bool(std::int64_t)>& keep);
   void shorten_quiet();
-  std::optional<bool> fix_saves(const Scenario& s);
+  std::optional<bool> fix_saves(const Scenario& s, bool reserved = false);
   void defer();
   std::size_t settle();
   void simplify(Duration value, bool shorter, const std::function<bool(Duration)>& keep, const std::string& key = {},
@@ -603,8 +603,9 @@ Tried Shrinker::try_one(State& c, const std::vector<Edit>& edits) {
     ++invalid_;
     return Tried::other;
   }
-  // The budget is looked at here, just before a run, and nowhere else.
-  if (runs_ >= o_.max_runs) exhausted_ = true;
+  // The budget is looked at here, just before a run, and nowhere else. A deferred search keeps
+  // one run for the fix at its end (settle()), or what it found would all be undone.
+  if (runs_ + (deferring_ && !unverified_.empty() ? 1 : 0) >= o_.max_runs) exhausted_ = true;
   else if (o_.stop && o_.stop()) stopped_ = true;
   if (spent()) return Tried::other;
   Outcome out = judge(c.s);
@@ -762,7 +763,7 @@ ShrinkResult Shrinker::shrink(const Scenario& s) {
   if (!spent()) {
     const std::size_t kept = kept_;
     pass_ = "cuts for good";
-    for (std::size_t i = 0; i < cur_.s.faults.size() && !spent(); ++i) never_heal(i);
+    for (std::size_t i = 0; i < cur_.s.faults.size() && !spent(); ++i) i = never_heal(i);
     if (kept_ != kept) rounds();
   }
   round_nearby();
@@ -1558,13 +1559,14 @@ void Shrinker::simplify_fault(std::size_t i) {
 /// A repeating cut or loss window (a stochastic one split into its firings too), once and for good
 /// (`duration: 0`, until healed): one fault event where it fired two or more times. The two
 /// stalls' loss windows 10.5 s apart each caught an upload; lost for good from the first, both
-/// uploads time out, as in the hand-made minimal. Guarded as the arguments are: a cut for good
-/// can fail alike for a reason of its own (nothing ever repaired), which the fix does not save.
-void Shrinker::never_heal(std::size_t i) {
+/// uploads time out, as in the hand-made minimal. Held to the fix, as a process taken out is
+/// (Guard::saved): a cut for good can fail alike for a reason of its own (nothing ever
+/// repaired), which the fix does not save. Returns the fault's index after the others went.
+std::size_t Shrinker::never_heal(std::size_t i) {
   const Fault& f = cur_.s.faults[i];
   const bool cut = f.kind == faults::Kind::partition || f.kind == faults::Kind::cut_connection || f.kind == faults::Kind::loss;
   const std::optional<std::int64_t> n = firings(f, cur_.s.duration);
-  if (!cut || f.duration <= Duration::zero() || !f.at || !n || spent()) return;
+  if (!cut || f.duration <= Duration::zero() || !f.at || !n || spent()) return i;
   // A stochastic fault split into its firings (split_) is one fault too: its earliest firing
   // goes for good and the others go.
   const auto group = split_.find(f.name);
@@ -1572,10 +1574,10 @@ void Shrinker::never_heal(std::size_t i) {
   for (std::size_t k = 0; group != split_.end() && k < cur_.s.faults.size(); ++k) {
     const auto o = split_.find(cur_.s.faults[k].name);
     if (k == i || o == split_.end() || o->second != group->second) continue;
-    if (cur_.s.faults[k].at && *cur_.s.faults[k].at < *f.at) return;  // not the earliest
+    if (cur_.s.faults[k].at && *cur_.s.faults[k].at < *f.at) return i;  // not the earliest
     others.push_back(k);
   }
-  if (*n < 2 && others.empty()) return;
+  if (*n < 2 && others.empty()) return i;
   State c = cur_;
   Fault& g = c.s.faults[i];
   g.duration = Duration{};
@@ -1592,7 +1594,9 @@ void Shrinker::never_heal(std::size_t i) {
     c.s.faults.erase(c.s.faults.begin() + static_cast<std::ptrdiff_t>(others[k]));
   }
   const Guarded guard(guarded_, Guard::saved);
-  attempt(std::move(c), edits);
+  if (!attempt(std::move(c), edits)) return i;
+  // Its place once the others have gone: the loop over the faults goes on after it.
+  return i - static_cast<std::size_t>(std::count_if(others.begin(), others.end(), [i](std::size_t k) { return k < i; }));
 }
 
 /// Each step earlier and at a rounder time; a stop_task's grace rounder (never much shorter: it is
@@ -1661,13 +1665,14 @@ void Shrinker::round_nearby() {
 /// Whether the file's declared fix makes `s` pass the kept check: one more run. A candidate the
 /// fix does not save fails for another reason than the file's bug. (Stricter than the bug tests'
 /// "no slip", which also lets a fixed file fail otherwise.)
-std::optional<bool> Shrinker::fix_saves(const Scenario& s) {
+std::optional<bool> Shrinker::fix_saves(const Scenario& s, bool reserved) {
   const ParseResult fixed = apply_fix(s, reg_);
   if (!fixed.ok()) return std::nullopt;
-  // The budget counts this run too, as attempt() counts its own.
+  // The budget counts this run too, as attempt() counts its own; a deferred search's last fix
+  // run (`reserved`) may take the run it kept for it.
   if (runs_ >= o_.max_runs) exhausted_ = true;
   else if (o_.stop && o_.stop()) stopped_ = true;
-  if (spent()) return std::nullopt;
+  if (stopped_ || runs_ >= o_.max_runs || (exhausted_ && !reserved)) return std::nullopt;
   ++runs_;
   try {
     const RunResult r = run_one(fixed.scenario, fixed.scenario.seed);
@@ -1695,14 +1700,16 @@ std::size_t Shrinker::settle() {
   std::vector<Kept> kept = std::move(unverified_);
   unverified_.clear();
   if (kept.empty()) return 0;
-  if (fix_saves(kept.back().state.s).value_or(false)) return kept.size();
-  ++unsaved_;
+  const std::optional<bool> last = fix_saves(kept.back().state.s, true);
+  if (last.value_or(false)) return kept.size();
+  unsaved_ += last == false ? 1 : 0;  // counted only after a run with the fix
   std::size_t good = 0, bad = kept.size() - 1;  // kept[0, good) saved; kept[bad] not
   while (good < bad) {
     const std::size_t mid = good + (bad - good) / 2;
     if (fix_saves(kept[mid].state.s).value_or(false)) good = mid + 1;
     else bad = mid;
   }
+  kept_ -= kept.size() - good;  // undone
   Kept& back = good == 0 ? *verified_ : kept[good - 1];
   cur_ = std::move(back.state);
   cur_out_ = std::move(back.out);
@@ -1779,7 +1786,7 @@ void Shrinker::search_int(std::int64_t v, const std::string& key, const std::fun
   // The fix runs once, at the search's end, as in simplify().
   const std::int64_t start = v;
   std::vector<std::int64_t> kept_at;
-  if (!cur_.s.fix.empty()) defer();
+  if (guarded_ != Guard::none && !cur_.s.fix.empty()) defer();
   const auto test = [&](std::int64_t x) {
     const std::size_t was_kept = unverified_.size();
     const bool k = keep(x);

@@ -692,3 +692,28 @@ TEST_CASE("a guarded search runs the declared fix once, at its end - the shutdow
     CHECK(r.runs <= static_cast<std::size_t>(most));
   }
 }
+
+TEST_CASE("a deferred search whose end the fix does not save goes back to the last value it saves - worker_shutdown_infinity's quiet phase - and a budget that ends inside one keeps a run for the fix", "[shrink][budget]") {
+  // worker_shutdown_infinity's quiet phase search keeps two values; the fix saves the first and
+  // not the second (a quiet phase too short for the fixed worker to stop), so the search goes
+  // back to the first: the shrunk file still passes with its fix.
+  {
+    const ShrinkResult r = shrink(load("scenarios/bugs/worker_shutdown_infinity.yaml"));
+    require_shrunk(r);
+    CHECK(r.unsaved >= 1);
+    const ParseResult fixed = apply_fix(r.scenario);
+    REQUIRE(fixed.ok());
+    CHECK(check_named(run(fixed.scenario), r.original.name).passed);
+  }
+  // Budgets that end the naive election's shrink inside its guarded searches: each result still
+  // fails the same way, and its fix still saves it.
+  for (const std::size_t budget : {30U, 45U, 60U, 75U, 90U, 105U}) {
+    ShrinkOptions o;
+    o.max_runs = budget;
+    const ShrinkResult r = shrink(load("scenarios/bugs/leader_election_naive.yaml"), o);
+    INFO("budget " << budget << ", runs " << r.runs);
+    require_shrunk(r);
+    CHECK(r.runs <= budget);
+    CHECK(no_slip(r));
+  }
+}
